@@ -1,0 +1,319 @@
+"""Solve benchmarks for issue "core": puzzlespace against the plain-Python seed IDA*.
+
+Runs, in one process and one session, side by side:
+
+(a) the baseline (``bench/seed_ida.py``: CPython IDA*, Manhattan bound, the seed page's
+    method) on the 3x3 instance ``8 6 7 2 5 4 3 0 1`` (31 moves) and on the 4x3 instance
+    ``0 3 2 1 8 7 6 5 4 11 10 9`` (53 moves). The 4x3 run takes minutes in CPython, so it
+    runs to the end only with ``--full``; without it, it stops starting new passes after
+    ``--cap`` seconds and the table reports its node rate and the last bound finished;
+(b) puzzlespace through its API (``ps.solve``), on the same two instances, after one
+    warm-up solve of a short instance of the same puzzle (so numba's cache load / JIT and
+    the table build are excluded); best and median of ``--repeat`` warm solves;
+(c) the whole ``puzzlespace solve ... --quiet`` command as a subprocess (interpreter start,
+    import, numba cache load, solve, print), best of 3 after one warm-up run.
+
+By default the process pins itself to one CPU (``--no-pin`` to leave it), and the
+subprocesses inherit that, so every number is a one-core number.
+
+Prints a table (case, length, nodes, seconds, nodes/s, speed-up over the baseline on the
+same instance) and writes it to ``bench/results/solve.csv``.
+
+    python bench/bench_solve.py --full     # everything to the end (a few minutes)
+    python bench/bench_solve.py            # baseline 4x3 capped at --cap seconds
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import hashlib
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+
+import seed_ida  # noqa: E402  (the baseline, next to this file)
+
+INSTANCES = {
+    "3x3": {
+        "size": (3, 3),
+        "start": "8 6 7 2 5 4 3 0 1",
+        "cli": "8 6 7/2 5 4/3 0 1",
+        "optimal": 31,
+        "warm": "1 2 3 4 0 5 7 8 6",  # 2 moves from the goal
+    },
+    "4x3": {
+        "size": (4, 3),
+        "start": "0 3 2 1 8 7 6 5 4 11 10 9",
+        "cli": "0 3 2 1/8 7 6 5/4 11 10 9",
+        "optimal": 53,
+        "warm": "1 2 3 4 5 0 6 7 9 10 11 8",  # 3 moves from the goal
+    },
+}
+
+
+# --------------------------------------------------------------------------- helpers
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def src_digest() -> str:
+    """A short digest of the puzzlespace sources measured (the tree is edited by others)."""
+    h = hashlib.sha256()
+    src = ROOT / "src" / "puzzlespace"
+    for path in sorted(src.rglob("*.py")):
+        h.update(str(path.relative_to(src)).encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()[:12]
+
+
+def loadavg() -> str:
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "?"
+
+
+def pin_one_cpu() -> str:
+    if not hasattr(os, "sched_setaffinity"):
+        return "not pinned (no sched_setaffinity)"
+    cpus = sorted(os.sched_getaffinity(0))
+    cpu = cpus[-1]
+    os.sched_setaffinity(0, {cpu})
+    return f"pinned to CPU {cpu} (of {len(cpus)} allowed)"
+
+
+def cli_executable() -> list[str]:
+    """The ``puzzlespace`` console script of this interpreter (not a pyenv shim)."""
+    beside = Path(sys.executable).parent / "puzzlespace"
+    if beside.exists():
+        return [str(beside)]
+    found = shutil.which("puzzlespace")
+    if found:
+        return [found]
+    return [sys.executable, "-m", "puzzlespace.cli"]
+
+
+class Row:
+    def __init__(self, case, instance, length, nodes, seconds, *, search_s=None, baseline=None,
+                 finished=True, note=""):
+        self.case, self.instance = case, instance
+        self.length, self.nodes, self.seconds = length, nodes, seconds
+        self.search_s = search_s
+        self.baseline = baseline  # the baseline Row on the same instance, if any
+        self.finished = finished
+        self.note = note
+
+    @property
+    def rate(self):
+        t = self.search_s if self.search_s else self.seconds
+        return self.nodes / t if (self.nodes and t) else None
+
+    @property
+    def speedup(self):
+        b = self.baseline
+        if b is None or not b.finished or not self.finished:
+            return None
+        return b.seconds / self.seconds
+
+
+def fmt_s(x):
+    if x is None:
+        return "-"
+    return f"{x * 1000:.1f} ms" if x < 1 else f"{x:.2f} s"
+
+
+def fmt_int(x):
+    return "-" if x is None else f"{x:,}"
+
+
+def fmt_rate(x):
+    return "-" if x is None else f"{x / 1e6:.2f} M/s"
+
+
+# --------------------------------------------------------------------------- runs
+
+def run_baseline(key, *, full, cap, repeat):
+    inst = INSTANCES[key]
+    w, h = inst["size"]
+    start = [int(v) for v in inst["start"].split()]
+    passes = []
+    best = None
+    runs = repeat if key == "3x3" else 1  # the 4x3 run is minutes long: once
+    for i in range(runs):
+        log = []
+        t0 = time.perf_counter()
+        if key == "4x3" and not full:
+            moves, nodes = seed_ida.solve(w, h, start, time_cap=cap,
+                                          on_pass=lambda b, n, s: log.append((b, n, s)))
+        else:
+            moves, nodes = seed_ida.solve(w, h, start, on_pass=lambda b, n, s: log.append((b, n, s)))
+        dt = time.perf_counter() - t0
+        if best is None or dt < best[0]:
+            best, passes = (dt, moves, nodes), log
+    dt, moves, nodes = best
+    finished = moves is not None
+    if finished:
+        assert len(moves) == inst["optimal"], (key, len(moves))
+        note = f"best of {runs}" if runs > 1 else "one run"
+    else:
+        note = f"capped at {cap:g} s: passes up to bound {passes[-1][0]} finished, not solved"
+    row = Row("baseline: seed_ida.py (CPython)", key, len(moves) if finished else None, nodes, dt,
+              finished=finished, note=note)
+    return row, passes
+
+
+def run_api(key, *, repeat, base):
+    import puzzlespace as ps
+
+    inst = INSTANCES[key]
+    p = ps.load_puzzle(key)
+    warm_state = p.parse_position(inst["warm"])
+    t0 = time.perf_counter()
+    warm = ps.solve(p, warm_state)
+    warm_s = time.perf_counter() - t0
+    state = p.parse_position(inst["start"])
+    walls, searches, sol = [], [], None
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        sol = ps.solve(p, state)
+        walls.append(time.perf_counter() - t0)
+        searches.append(sol.seconds)
+    assert sol.length == inst["optimal"], (key, sol.length)
+    i = min(range(repeat), key=walls.__getitem__)
+    note = (f"warm; best of {repeat} (median {fmt_s(statistics.median(walls))}); "
+            f"search alone {fmt_s(searches[i])}; method {sol.method}; "
+            f"warm-up solve ({warm.length} moves) took {fmt_s(warm_s)}")
+    return Row("puzzlespace API: ps.solve (warm)", key, sol.length, sol.nodes, walls[i],
+               search_s=searches[i], baseline=base, note=note)
+
+
+_SUMMARY = re.compile(r"optimal solution, (\d+) moves \((\w+), ([\d,]+) nodes, ([\d.]+) s")
+
+
+def run_cli(key, *, repeat, base):
+    inst = INSTANCES[key]
+    cmd = cli_executable() + ["solve", key, inst["cli"], "--quiet"]
+    times, out = [], ""
+    for i in range(repeat + 1):  # the first run is the warm-up
+        t0 = time.perf_counter()
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        dt = time.perf_counter() - t0
+        if proc.returncode != 0:
+            raise RuntimeError(f"{cmd} failed ({proc.returncode}): {proc.stderr.strip()}")
+        out = proc.stdout
+        if i:
+            times.append(dt)
+    m = _SUMMARY.search(out)
+    length, nodes, search_s = (int(m.group(1)), int(m.group(3).replace(",", "")), float(m.group(4))) if m else (None, None, None)
+    if length is not None:
+        assert length == inst["optimal"], (key, length)
+    note = (f"whole process, best of {repeat} after 1 warm-up (median {fmt_s(statistics.median(times))}); "
+            f"search alone {fmt_s(search_s)} as printed")
+    row = Row("puzzlespace CLI: solve --quiet (process)", key, length, nodes, min(times), baseline=base, note=note)
+    row.cmd = cmd
+    return row
+
+
+# --------------------------------------------------------------------------- main
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--full", action="store_true", help="run the baseline on 4x3 to the end (minutes)")
+    ap.add_argument("--cap", type=float, default=60.0,
+                    help="without --full: seconds after which the 4x3 baseline starts no new pass (default 60)")
+    ap.add_argument("--repeat", type=int, default=3, help="timed repetitions for the fast cases (default 3)")
+    ap.add_argument("--no-pin", action="store_true", help="do not pin the process to one CPU")
+    ap.add_argument("--csv", type=Path, default=HERE / "results" / "solve.csv")
+    args = ap.parse_args(argv)
+
+    pin = "not pinned (--no-pin)" if args.no_pin else pin_one_cpu()
+    import numba
+    import puzzlespace
+
+    print("puzzlespace solve benchmark (issue: core)")
+    print(f"  command   : {' '.join([Path(sys.executable).name] + sys.argv)}")
+    print(f"  date (UTC): {datetime.now(timezone.utc):%Y-%m-%d %H:%M:%S}")
+    print(f"  machine   : {os.cpu_count()} CPUs, {cpu_model()}; {pin}")
+    print(f"  python    : {platform.python_implementation()} {platform.python_version()}, numba {numba.__version__}, "
+          f"puzzlespace {puzzlespace.__version__} (src digest {src_digest()})")
+    print(f"  CLI       : {' '.join(cli_executable())}")
+    print(f"  load avg  : {loadavg()} at start", flush=True)
+
+    rows = []
+    t_all = time.perf_counter()
+    for key in ("3x3", "4x3"):
+        print(f"\n[{key}] baseline ...", flush=True)
+        base, passes = run_baseline(key, full=args.full, cap=args.cap, repeat=args.repeat)
+        for b, n, s in passes:
+            print(f"    bound {b:2d}: {n:>13,} nodes  {s:8.3f} s  {n / s / 1e6 if s else 0:6.2f} M nodes/s")
+        print(f"    -> {fmt_s(base.seconds)}, {fmt_int(base.nodes)} nodes ({base.note})", flush=True)
+        rows.append(base)
+        print(f"[{key}] puzzlespace API ...", flush=True)
+        rows.append(run_api(key, repeat=args.repeat, base=base))
+        print(f"    -> {fmt_s(rows[-1].seconds)} ({rows[-1].note})", flush=True)
+        print(f"[{key}] puzzlespace CLI ...", flush=True)
+        rows.append(run_cli(key, repeat=3, base=base))
+        print(f"    -> {fmt_s(rows[-1].seconds)} ({rows[-1].note})", flush=True)
+    total = time.perf_counter() - t_all
+
+    # ----- the table
+    header = ("case", "instance", "length", "nodes", "seconds", "nodes/s", "speed-up vs baseline")
+    lines = []
+    for r in rows:
+        sp = r.speedup
+        lines.append((r.case, r.instance, "-" if r.length is None else str(r.length), fmt_int(r.nodes),
+                      fmt_s(r.seconds), fmt_rate(r.rate),
+                      "1 (baseline)" if r.baseline is None and r.finished else
+                      ("n/a (baseline unfinished)" if sp is None else f"{sp:,.1f}x")))
+    widths = [max(len(h), *(len(l[i]) for l in lines)) for i, h in enumerate(header)]
+    print()
+    print("  ".join(h.ljust(w) for h, w in zip(header, widths)))
+    print("  ".join("-" * w for w in widths))
+    for l in lines:
+        print("  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(l, widths))))
+    print("\nnotes:")
+    for r in rows:
+        print(f"  {r.case} [{r.instance}]: {r.note}")
+    print("  nodes/s uses the search time alone where it is known (API rows), else the wall time;")
+    print("  puzzlespace's bound adds linear conflicts to Manhattan, so it generates fewer nodes than the baseline.")
+    b4 = next(r for r in rows if r.instance == "4x3" and r.baseline is None)
+    a4 = next(r for r in rows if r.instance == "4x3" and r.case.startswith("puzzlespace API"))
+    if b4.rate and a4.rate:
+        print(f"  node-rate ratio on 4x3 (puzzlespace API / baseline): {a4.rate / b4.rate:,.1f}x")
+    print(f"  load avg at end: {loadavg()}; benchmark wall time {total:.1f} s")
+
+    args.csv.parent.mkdir(parents=True, exist_ok=True)
+    with args.csv.open("w", newline="") as f:
+        wr = csv.writer(f)
+        wr.writerow(["case", "instance", "length", "nodes", "seconds", "search_seconds", "nodes_per_s",
+                     "speedup_vs_baseline", "finished", "note"])
+        for r in rows:
+            wr.writerow([r.case, r.instance, r.length if r.length is not None else "", r.nodes,
+                         f"{r.seconds:.6f}", "" if r.search_s is None else f"{r.search_s:.6f}",
+                         "" if r.rate is None else f"{r.rate:.0f}",
+                         "" if r.speedup is None else f"{r.speedup:.2f}", r.finished, r.note])
+    print(f"\nwrote {args.csv.relative_to(ROOT) if args.csv.is_relative_to(ROOT) else args.csv}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,214 @@
+"""The ``puzzlespace`` command: a thin layer that parses arguments and prints.
+
+Exit status: 0 success (solvable / solved), 1 unsolvable, 2 bad input, 3 stopped or
+undecided (time limit, size guard, a question beyond the limits), 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from contextlib import contextmanager
+from enum import Enum
+from typing import Iterator, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from .errors import PuzzleError, SearchStopped, Undecided, Unsolvable
+from .families.base import Puzzle
+from .registry import load_puzzle
+from .solver import Solution, solve as solve_position
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    help="Solve combinatorial puzzles optimally and map their state space.",
+)
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+PUZZLE_HELP = "sliding:WxH (or WxH), jump:N[:D1,D2,...], graph:FILE or flip:WxH"
+
+
+class Method(str, Enum):
+    auto = "auto"
+    bfs = "bfs"
+    bibfs = "bibfs"
+    ida = "ida"
+
+
+class Exit(Exception):
+    def __init__(self, code: int, message: str):
+        super().__init__(message)
+        self.code = code
+
+
+@contextmanager
+def _errors() -> Iterator[None]:
+    """Turn every expected failure into one line on stderr and an exit status."""
+    try:
+        yield
+    except PuzzleError as exc:
+        err.print(f"error: {exc}", markup=False)
+        raise typer.Exit(2)
+    except Undecided as exc:
+        err.print(f"undecided: {exc}", markup=False)
+        raise typer.Exit(3)
+    except SearchStopped as exc:
+        err.print(f"stopped: {exc} ({exc.nodes:,} nodes, {exc.seconds:.1f} s)", markup=False)
+        raise typer.Exit(130 if "interrupted" in str(exc) else 3)
+    except KeyboardInterrupt:
+        err.print("stopped: interrupted", markup=False)
+        raise typer.Exit(130)
+
+
+def _load(puzzle: str, position: str, goal: Optional[str]) -> tuple[Puzzle, tuple]:
+    p = load_puzzle(puzzle, goal)
+    return p, p.parse_position(position)
+
+
+@app.command()
+def check(
+    puzzle: str = typer.Argument(..., help=PUZZLE_HELP),
+    position: str = typer.Argument(..., help="cells row-major, e.g. '1 2 3/4 5 6/7 8 0' or 'BWB/WBB/BBB'"),
+    goal: Optional[str] = typer.Option(None, "--goal", help="goal position (default: the family's)"),
+    as_json: bool = typer.Option(False, "--json", help="print one JSON object"),
+) -> None:
+    """Say whether POSITION can reach the goal, and why (no search). Exit 0 yes, 1 no."""
+    with _errors():
+        p, state = _load(puzzle, position, goal)
+        verdict = p.check(state)
+    if as_json:
+        out.print_json(json.dumps({
+            "puzzle": p.spec, "position": list(state), "goal": list(p.goal),
+            "solvable": verdict.solvable, "reason": verdict.reason, "method": verdict.method,
+        }))
+    else:
+        out.print(p.draw(state), markup=False)
+        out.print(("solvable" if verdict.solvable else "unsolvable") + f": {verdict.reason}", markup=False)
+    raise typer.Exit(0 if verdict.solvable else 1)
+
+
+@app.command()
+def solve(
+    puzzle: str = typer.Argument(..., help=PUZZLE_HELP),
+    position: str = typer.Argument(..., help="cells row-major, e.g. '8 6 7/2 5 4/3 0 1'"),
+    goal: Optional[str] = typer.Option(None, "--goal", help="goal position (default: the family's)"),
+    method: Method = typer.Option(Method.auto, "--method", help="search method"),
+    as_json: bool = typer.Option(False, "--json", help="print one JSON object"),
+    time_limit: Optional[float] = typer.Option(None, "--time-limit", min=0.0, help="give up after S seconds"),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="moves only, no boards"),
+) -> None:
+    """Find a proven-optimal (fewest-moves) solution of POSITION."""
+    with _errors():
+        p, state = _load(puzzle, position, goal)
+        try:
+            with _progress(enabled=not as_json) as report:
+                sol = solve_position(p, state, method.value, time_limit=time_limit, progress=report)
+        except Unsolvable as exc:
+            if as_json:
+                out.print_json(json.dumps({"puzzle": p.spec, "start": list(state), "goal": list(p.goal),
+                                           "solvable": False, "reason": exc.verdict.reason}))
+            else:
+                err.print(f"unsolvable: {exc.verdict.reason}", markup=False)
+            raise typer.Exit(1)
+    if as_json:
+        out.print_json(json.dumps(sol.to_json()))
+    else:
+        _print_solution(sol, quiet)
+
+
+@contextmanager
+def _progress(enabled: bool):
+    """A progress reporter (bound, nodes, seconds) for long searches, on stderr."""
+    if not enabled:
+        yield None
+        return
+    if err.is_terminal:
+        with err.status("searching") as status:
+            yield lambda b, n, s: status.update(f"searching: bound {b}, {n:,} nodes, {s:.1f} s")
+        return
+    last = [-1]
+
+    def plain(bound: int, nodes: int, seconds: float) -> None:
+        if seconds > 1.0 and bound != last[0]:
+            last[0] = bound
+            err.print(f"searching: bound {bound}, {nodes:,} nodes, {seconds:.1f} s", markup=False)
+
+    yield plain
+
+
+def _print_solution(sol: Solution, quiet: bool) -> None:
+    p = sol.puzzle
+    rate = f", {sol.nodes / sol.seconds / 1e6:.1f} M nodes/s" if sol.seconds > 0.01 else ""
+    out.print(f"{p.spec}: optimal solution, {sol.length} moves "
+              f"({sol.method}, {sol.nodes:,} nodes, {sol.seconds:.3f} s{rate})", markup=False)
+    for name, moves in sol.notations.items():
+        sep = "" if all(len(str(m)) == 1 and not str(m).isdigit() for m in moves) else " "
+        out.print(f"{name}: {sep.join(map(str, moves)) or '(none)'}", markup=False)
+    if not quiet:
+        primary = next(iter(sol.notations.values()), sol.moves)
+        labels = ["start"] + [f"{i + 1}: {m}" for i, m in enumerate(primary)]
+        out.print(_tile_boards([p.draw(s) for s in sol.path], labels), markup=False)
+
+
+def _tile_boards(pictures: list[str], labels: list[str], width: int = 100) -> str:
+    """Lay out board pictures side by side, with labels, in rows at most ``width`` wide."""
+    blocks = [[lab] + pic.splitlines() for lab, pic in zip(labels, pictures)]
+    col = max(len(line) for b in blocks for line in b) + 3
+    per_row = max(1, width // col)
+    rows = []
+    for i in range(0, len(blocks), per_row):
+        chunk = blocks[i : i + per_row]
+        height = max(map(len, chunk))
+        rows.append("\n".join(
+            "".join((b[k] if k < len(b) else "").ljust(col) for b in chunk).rstrip() for k in range(height)
+        ))
+    return "\n\n".join(rows)
+
+
+DEMO = [
+    ("sliding:3x3", "8 6 7/2 5 4/3 0 1", "the 8-puzzle's hardest position (seed 003)"),
+    ("sliding:4x3", "0 3 2 1/8 7 6 5/4 11 10 9", "an 11-puzzle antipode, 53 moves (seeds 000, 001)"),
+    ("jump:4", "1 2 3 4 0", "reverse four pieces, steps and jumps of 2 (seed 002)"),
+    ("flip:5x5", "WWBWW/WWBWW/BWBBW/WWWWW/WWWWW", "a 13-move flip puzzle (seed 004)"),
+]
+
+
+@app.command()
+def demo() -> None:
+    """Solve the seeds' showcase positions and print them."""
+    table = Table(title="puzzlespace showcase: proven-optimal solutions")
+    for col in ("puzzle", "position", "what", "moves", "nodes", "seconds"):
+        table.add_column(col, justify="right" if col in ("moves", "nodes", "seconds") else "left")
+    with _errors():
+        for spec, position, what in DEMO:
+            p = load_puzzle(spec)
+            goal = "0 4 3 2 1" if spec == "jump:4" else None
+            if goal:
+                p = p.with_goal(p.parse_goal(goal))
+            t0 = time.perf_counter()
+            sol = solve_position(p, p.parse_position(position))
+            if spec == "sliding:3x3":
+                _print_solution(sol, quiet=False)
+                out.print()
+            table.add_row(spec, p.format_position(sol.start), what, str(sol.length), f"{sol.nodes:,}",
+                          f"{time.perf_counter() - t0:.2f}")
+    out.print(table)
+
+
+def main() -> None:
+    """Entry point of the ``puzzlespace`` script."""
+    try:
+        app()
+    except KeyboardInterrupt:  # pragma: no cover - outside a command
+        err.print("stopped: interrupted", markup=False)
+        sys.exit(130)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,33 @@
+"""Exceptions raised by puzzlespace.
+
+Every problem with user input (puzzle names, positions, goals, graph files) raises
+:class:`PuzzleError` with a one-line message that names what is wrong; the CLI prints
+that line and exits with status 2.
+"""
+
+from __future__ import annotations
+
+
+class PuzzleError(ValueError):
+    """Bad input: the message is one line, fit to show a user as it is."""
+
+
+class Undecided(RuntimeError):
+    """A question that puzzlespace cannot answer within its limits (said, never guessed)."""
+
+
+class SearchStopped(RuntimeError):
+    """A search stopped before it finished: time limit, node limit or interruption."""
+
+    def __init__(self, message: str, *, nodes: int = 0, seconds: float = 0.0):
+        super().__init__(message)
+        self.nodes = nodes
+        self.seconds = seconds
+
+
+class Unsolvable(Exception):
+    """The position cannot reach the goal; ``verdict`` says why."""
+
+    def __init__(self, verdict):
+        super().__init__(f"unsolvable: {verdict.reason}")
+        self.verdict = verdict

@@ -1,0 +1,114 @@
+"""The contract every puzzle family fulfils.
+
+A family knows its rules: how positions are written, which moves are legal, what the goal
+is, which invariants decide solvability. Search algorithms (:mod:`puzzlespace.search`)
+only ever see the methods below, so a new family plugs in by subclassing :class:`Puzzle`.
+
+States are tuples of small ints (one entry per cell). Moves are ints whose meaning is the
+family's (for token puzzles the node the blank moves to, for flip the line turned over).
+All families here are *reversible*: if ``b`` is a successor of ``a`` then ``a`` is a
+successor of ``b``; bidirectional search relies on that.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Iterator, Sequence
+
+from ..errors import PuzzleError
+
+State = tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Whether a position can reach the goal, and why.
+
+    ``method`` is ``"invariant"`` when a proven invariant decided it (instant) or
+    ``"exhaustive"`` when the reachable set was enumerated.
+    """
+
+    solvable: bool
+    reason: str
+    method: str = "invariant"
+
+
+class Puzzle(ABC):
+    """One puzzle: a family, a size and a goal.
+
+    Attributes
+    ----------
+    spec : str
+        Canonical name, e.g. ``"sliding:4x3"`` or ``"jump:5:1,3"``.
+    goal : State
+        The goal position.
+    n_cells : int
+        Length of every state tuple.
+    """
+
+    spec: str
+    goal: State
+    n_cells: int
+
+    # ----- text forms -------------------------------------------------------------------
+    @abstractmethod
+    def parse_position(self, text: str, what: str = "position") -> State:
+        """Parse a position; raise :class:`PuzzleError` naming ``what`` on bad input."""
+
+    @abstractmethod
+    def format_position(self, state: State) -> str:
+        """One-line text form that :meth:`parse_position` reads back."""
+
+    @abstractmethod
+    def draw(self, state: State) -> str:
+        """A multi-line picture of the position for people."""
+
+    # ----- rules ------------------------------------------------------------------------
+    @abstractmethod
+    def moves(self, state: State) -> Sequence[int]:
+        """The legal moves in ``state``."""
+
+    @abstractmethod
+    def apply(self, state: State, move: int) -> State:
+        """The state after ``move``; the move must be legal."""
+
+    @abstractmethod
+    def check(self, state: State) -> Verdict:
+        """Decide whether ``state`` can reach :attr:`goal`, with the reason in words."""
+
+    @abstractmethod
+    def with_goal(self, goal: State) -> "Puzzle":
+        """The same puzzle with another goal."""
+
+    @abstractmethod
+    def move_notations(self, path: Sequence[State], moves: Sequence[int]) -> dict[str, list]:
+        """Named notations of a move sequence; the first one is the primary notation."""
+
+    def reachable_count(self) -> int | None:
+        """Exact number of positions reachable from the goal, where the family knows it."""
+        return None
+
+    def search_problem(self):
+        """Arrays for compiled heuristic search (:mod:`puzzlespace.search.ida`), or None."""
+        return None
+
+    # ----- shared behaviour -------------------------------------------------------------
+    def successors(self, state: State) -> Iterator[tuple[int, State]]:
+        for m in self.moves(state):
+            yield m, self.apply(state, m)
+
+    def parse_goal(self, text: str) -> State:
+        return self.parse_position(text, what="goal")
+
+    def replay(self, start: State, moves: Sequence[int]) -> list[State]:
+        """Apply ``moves`` from ``start`` checking each is legal; return every position."""
+        path = [start]
+        for i, m in enumerate(moves):
+            if m not in self.moves(path[-1]):
+                raise PuzzleError(f"move {i + 1} ({m}) is not legal")
+            path.append(self.apply(path[-1], m))
+        return path
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.spec} goal={self.format_position(self.goal)}>"

@@ -1,0 +1,53 @@
+"""Line-jump puzzles (seed 002): N pieces and one empty cell on a line of N+1 cells.
+
+A piece moves into the empty cell from any distance in the allowed set (default {1, 2}:
+step, or jump over one piece). It is the token puzzle on the graph joining cells ``i``
+and ``i + d`` for every allowed ``d``.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from ..errors import PuzzleError
+from ..graphs import Graph
+from .base import State
+from .tokens import TokenPuzzle
+
+MAX_PIECES = 200
+
+
+class JumpPuzzle(TokenPuzzle):
+    """``pieces`` pieces on a line of ``pieces + 1`` cells, moving by the given distances."""
+
+    family = "jump"
+
+    def __init__(self, pieces: int, distances: Sequence[int] = (1, 2), goal: State | None = None):
+        if not 1 <= pieces <= MAX_PIECES:
+            raise PuzzleError(f"jump puzzles need 1..{MAX_PIECES} pieces, got {pieces}")
+        dset = sorted(set(distances))
+        if not dset:
+            raise PuzzleError("the distance set is empty")
+        cells = pieces + 1
+        for d in dset:
+            if d < 1:
+                raise PuzzleError(f"distance {d} is not positive")
+            if d >= cells:
+                raise PuzzleError(f"distance {d} does not fit a line of {cells} cells")
+        self.pieces, self.distances = pieces, tuple(dset)
+        self.spec = f"jump:{pieces}:{','.join(map(str, dset))}"
+        edges = tuple((i, i + d) for d in dset for i in range(cells - d))
+        super().__init__(Graph(cells, edges), goal)
+
+    def with_goal(self, goal: State) -> "JumpPuzzle":
+        return JumpPuzzle(self.pieces, self.distances, goal)
+
+    def draw(self, state: State) -> str:
+        cell = len(str(self.pieces))
+        return "[" + " ".join(str(t).rjust(cell) if t else ".".rjust(cell) for t in state) + "]"
+
+    def move_notations(self, path: Sequence[State], moves: Sequence[int]) -> dict[str, list]:
+        """``tiles`` (piece moved) and ``jumps`` (``"3:4>2"``: piece 3 from cell 4 to cell 2)."""
+        notes = super().move_notations(path, moves)
+        notes["jumps"] = [f"{path[i][m]}:{m}>{path[i].index(0)}" for i, m in enumerate(moves)]
+        return notes

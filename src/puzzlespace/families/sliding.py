@@ -1,0 +1,78 @@
+"""Sliding-tile puzzles ``WxH``: the 8-, 11-, 15-, 24-puzzle and every rectangle.
+
+A token puzzle on the W x H grid graph (cells row-major from 0). Positions may separate
+rows with ``/``. Moves are shown as the tiles moved and as blank directions U/D/L/R.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from ..errors import PuzzleError
+from ..graphs import Graph
+from ..positions import check_arrangement, check_row_lengths, parse_numbers
+from .base import State
+from .tokens import TokenPuzzle
+
+MAX_CELLS = 400
+
+
+def grid_graph(width: int, height: int) -> Graph:
+    edges = []
+    for r in range(height):
+        for c in range(width):
+            v = r * width + c
+            if c + 1 < width:
+                edges.append((v, v + 1))
+            if r + 1 < height:
+                edges.append((v, v + width))
+    return Graph(width * height, tuple(edges))
+
+
+class SlidingPuzzle(TokenPuzzle):
+    """The ``width`` x ``height`` sliding-tile puzzle (W columns, H rows, both >= 2)."""
+
+    family = "sliding"
+
+    def __init__(self, width: int, height: int, goal: State | None = None):
+        if width < 2 or height < 2:
+            raise PuzzleError(f"sliding puzzles need at least 2 columns and 2 rows, got {width}x{height}")
+        if width * height > MAX_CELLS:
+            raise PuzzleError(f"sliding {width}x{height} is too large (at most {MAX_CELLS} cells)")
+        self.width, self.height = width, height
+        self.spec = f"sliding:{width}x{height}"
+        super().__init__(grid_graph(width, height), goal)
+
+    def with_goal(self, goal: State) -> "SlidingPuzzle":
+        return SlidingPuzzle(self.width, self.height, goal)
+
+    def parse_position(self, text: str, what: str = "position") -> State:
+        rows = parse_numbers(text, what)
+        check_row_lengths(rows, self.width, what)
+        return check_arrangement([v for r in rows for v in r], self.n_cells, what)
+
+    def format_position(self, state: State) -> str:
+        w = self.width
+        return "/".join(" ".join(map(str, state[r * w : (r + 1) * w])) for r in range(self.height))
+
+    def draw(self, state: State) -> str:
+        cell = len(str(self.n_cells - 1))
+        w = self.width
+        return "\n".join(
+            " ".join(str(t).rjust(cell) if t else ".".rjust(cell) for t in state[r * w : (r + 1) * w])
+            for r in range(self.height)
+        )
+
+    def move_notations(self, path: Sequence[State], moves: Sequence[int]) -> dict[str, list]:
+        """``tiles`` (tile moved, the seeds' convention) and ``directions`` (the blank's way)."""
+        notes = super().move_notations(path, moves)
+        names = {-self.width: "U", self.width: "D", -1: "L", 1: "R"}
+        notes["directions"] = [names[m - path[i].index(0)] for i, m in enumerate(moves)]
+        return notes
+
+    def conflict_lines(self) -> list[list[int]]:
+        """Rows and columns: the linear-conflict bound (Hansson, Mayer & Yung 1992) holds on them."""
+        w, h = self.width, self.height
+        return [list(range(r * w, (r + 1) * w)) for r in range(h)] + [
+            list(range(c, w * h, w)) for c in range(w)
+        ]

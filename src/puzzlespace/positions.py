@@ -1,0 +1,59 @@
+"""Text forms of positions: the parsing every family shares.
+
+A position is written as numbers separated by white space or commas, rows optionally
+separated by ``/`` (``"0 3 2 1/8 7 6 5/4 11 10 9"``). Flip boards use letters instead,
+see :mod:`puzzlespace.families.flip`.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .errors import PuzzleError
+
+_SEPARATORS = re.compile(r"[\s,]+")
+
+
+def split_rows(text: str, what: str) -> list[str]:
+    """Split ``text`` at ``/`` into rows; empty text or an empty row is an error."""
+    if not text.strip():
+        raise PuzzleError(f"{what} is empty")
+    rows = [r.strip() for r in text.strip().split("/")]
+    if any(not r.strip(", ") for r in rows):
+        raise PuzzleError(f"{what} has an empty row between '/' separators")
+    return rows
+
+
+def parse_numbers(text: str, what: str) -> list[list[int]]:
+    """Parse numbered cells, returning one list per ``/``-separated row."""
+    rows = []
+    for row in split_rows(text, what):
+        cells = []
+        for word in _SEPARATORS.split(row.strip(" ,")):
+            if not re.fullmatch(r"[+-]?\d+", word):
+                raise PuzzleError(f"{what}: {word!r} is not a whole number")
+            cells.append(int(word))
+        rows.append(cells)
+    return rows
+
+
+def check_arrangement(values: list[int], n: int, what: str) -> tuple[int, ...]:
+    """Check that ``values`` is an arrangement of ``0..n-1`` (0 = blank) and return it."""
+    if len(values) != n:
+        raise PuzzleError(f"{what} has {len(values)} cells, expected {n}")
+    seen: set[int] = set()
+    for v in values:
+        if not 0 <= v < n:
+            raise PuzzleError(f"{what}: {v} is out of range (tokens are 0..{n - 1}, 0 is the blank)")
+        if v in seen:
+            raise PuzzleError(f"{what}: {v} appears more than once")
+        seen.add(v)
+    return tuple(values)
+
+
+def check_row_lengths(rows: list[list], width: int, what: str) -> None:
+    """When rows were separated by ``/``, each must hold exactly ``width`` cells."""
+    if len(rows) > 1:
+        for i, row in enumerate(rows):
+            if len(row) != width:
+                raise PuzzleError(f"{what}: row {i + 1} has {len(row)} cells, expected {width}")

@@ -1,0 +1,147 @@
+"""Breadth-first searches over any reversible :class:`~puzzlespace.families.base.Puzzle`.
+
+These run in Python over hashed state tuples, so they are meant for small spaces and
+short solutions (a bidirectional search meets in the middle). Each takes a ``max_states``
+guard and raises :class:`~puzzlespace.errors.SearchStopped` rather than exhausting memory.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import SearchStopped
+from ..families.base import Puzzle, State
+
+
+@dataclass
+class PathResult:
+    """Moves from start to goal (empty list when start == goal); ``nodes`` = states generated."""
+
+    moves: list[int]
+    nodes: int
+
+
+def _walk_back(parents: dict, state: State) -> list[int]:
+    """Moves leading to ``state`` in a parent map ``state -> (previous state, move)``."""
+    moves = []
+    while parents[state] is not None:
+        prev, move = parents[state]
+        moves.append(move)
+        state = prev
+    return moves[::-1]
+
+
+def bfs(puzzle: Puzzle, start: State, goal: State, max_states: int = 5_000_000) -> PathResult | None:
+    """Shortest path by plain BFS from ``start``; None when ``goal`` is unreachable."""
+    parents: dict[State, tuple[State, int] | None] = {start: None}
+    frontier = [start]
+    nodes = 0
+    while frontier:
+        if start == goal:
+            return PathResult([], 0)
+        nxt = []
+        for s in frontier:
+            for m, t in puzzle.successors(s):
+                nodes += 1
+                if t in parents:
+                    continue
+                parents[t] = (s, m)
+                if t == goal:
+                    return PathResult(_walk_back(parents, t), nodes)
+                nxt.append(t)
+        if len(parents) > max_states:
+            raise SearchStopped(f"BFS passed {max_states:,} states; use --method ida or bibfs", nodes=nodes)
+        frontier = nxt
+    return None
+
+
+def bidirectional_bfs(
+    puzzle: Puzzle, start: State, goal: State, max_states: int = 5_000_000
+) -> PathResult | None:
+    """Shortest path by BFS from both ends, expanding the smaller frontier a whole layer at a time.
+
+    Relies on reversible moves: the backward search uses :meth:`Puzzle.successors` and maps
+    each backward step to the move that undoes it. The layer in which the two searches first
+    meet is finished, and the meeting state nearest the other end is taken, so the path is
+    optimal.
+    """
+    if start == goal:
+        return PathResult([], 0)
+    fwd: dict[State, tuple[State, int] | None] = {start: None}
+    bwd: dict[State, tuple[State, int] | None] = {goal: None}
+    depth = {start: 0, goal: 0}
+    f_front, b_front = [start], [goal]
+    nodes = 0
+    while f_front and b_front:
+        forward = len(f_front) <= len(b_front)
+        front, seen, other = (f_front, fwd, bwd) if forward else (b_front, bwd, fwd)
+        nxt, meets = [], []
+        for s in front:
+            for m, t in puzzle.successors(s):
+                nodes += 1
+                if t in seen:
+                    continue
+                seen[t] = (s, m)
+                nxt.append(t)
+                if t in other:
+                    meets.append(t)
+                else:
+                    depth[t] = depth[s] + 1
+        if meets:
+            meet = min(meets, key=depth.__getitem__)
+            return PathResult(_join(puzzle, fwd, bwd, meet), nodes)
+        if forward:
+            f_front = nxt
+        else:
+            b_front = nxt
+        if len(fwd) + len(bwd) > max_states:
+            raise SearchStopped(
+                f"bidirectional BFS passed {max_states:,} states; use --method ida", nodes=nodes
+            )
+    return None
+
+
+def _join(puzzle: Puzzle, fwd: dict, bwd: dict, meet: State) -> list[int]:
+    """Moves start -> meet from ``fwd``, then meet -> goal by undoing the ``bwd`` chain."""
+    moves = _walk_back(fwd, meet)
+    state = meet
+    while bwd[state] is not None:
+        prev, _ = bwd[state]
+        moves.append(next(m for m, t in puzzle.successors(state) if t == prev))
+        state = prev
+    return moves
+
+
+def reachable_states(puzzle: Puzzle, source: State, max_states: int = 1_000_000) -> set[State]:
+    """Every state reachable from ``source`` (exhaustive; guarded by ``max_states``)."""
+    seen = {source}
+    frontier = [source]
+    while frontier:
+        nxt = []
+        for s in frontier:
+            for _, t in puzzle.successors(s):
+                if t not in seen:
+                    seen.add(t)
+                    nxt.append(t)
+        if len(seen) > max_states:
+            raise SearchStopped(f"the reachable set passed {max_states:,} states")
+        frontier = nxt
+    return seen
+
+
+def depth_counts(puzzle: Puzzle, source: State) -> tuple[list[int], list[State]]:
+    """Reference layer-by-layer BFS: states per depth from ``source`` and the deepest layer."""
+    seen = {source}
+    layer = [source]
+    counts = [1]
+    while True:
+        nxt = []
+        for s in layer:
+            for _, t in puzzle.successors(s):
+                if t not in seen:
+                    seen.add(t)
+                    nxt.append(t)
+        if not nxt:
+            return counts, layer
+        counts.append(len(nxt))
+        layer = nxt

@@ -1,0 +1,343 @@
+"""IDA* for token puzzles, compiled with numba.
+
+The search sees only arrays (:class:`TokenSearchProblem`): the graph as CSR neighbour
+lists, a distance table ``dist[token, node]`` (moves the token needs from ``node`` to its
+goal node, 0 for the blank) and optional *conflict lines*. The bound is
+
+    h = sum of dist[token, node] + sum over lines of 2 * (k - LIS)
+
+where, for each line, ``k`` counts the tokens on it whose goal is on it and LIS is the
+longest run of them already in goal order (the linear-conflict bound, exact per line).
+Both parts are updated incrementally: a line's contents are kept as an integer key (one
+digit per cell) and its penalty is read from a table built once per line length; for
+each edge and token the few key changes a move makes are precomputed, and a line is
+looked up only when the move can change the order on it.
+
+The depth-first pass is a compiled recursion (no Python object per node, memory
+O(n^2 * degree) for the tables plus O(bound) stack). It runs in a worker thread with the
+GIL released, so the caller can show progress, enforce a time limit and take Ctrl-C; the
+pass checks a stop flag every 2^20 nodes.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import numba as nb
+import numpy as np
+
+from ..errors import SearchStopped
+
+#: Longest conflict line scored by table lookup; longer lines are left out of the bound
+#: (leaving a line out keeps the bound admissible, only weaker).
+MAX_LINE = 7
+_LINES_PER_NODE = 2
+_ENTRIES = 2 * _LINES_PER_NODE
+# ctl slots: node count, smallest f above the bound, stop request
+_NODES, _MIN_F, _STOP = 0, 1, 2
+_BIG = 1 << 40
+_FOUND, _NOT_FOUND, _STOPPED = 1, 0, -1
+
+
+@dataclass
+class TokenSearchProblem:
+    """The arrays that define a token puzzle for IDA*.
+
+    Attributes
+    ----------
+    adj_ptr, adj : int32 arrays
+        CSR neighbour lists: neighbours of node ``v`` are ``adj[adj_ptr[v]:adj_ptr[v+1]]``.
+        Edge ``i`` is "the blank at ``v`` moves to ``adj[i]``".
+    dist : int16 array (n, n)
+        Admissible per-token distance to goal; row 0 (the blank) is zero.
+    h_delta : int16 array (n_edges, n)
+        Change of the distance sum when token ``t`` crosses edge ``i`` into the blank.
+    ent_line, ent_delta : int32 arrays (n_edges, n, 4)
+        The conflict lines whose key changes when token ``t`` crosses edge ``i``, and by
+        how much (``-1`` pads ``ent_line``).
+    ent_lookup : bool array (n_edges, n, 4)
+        Whether that change can alter the line's penalty (False when the token only steps
+        along the line, which keeps the order of its tokens).
+    line_nodes : list of list of int
+        The conflict lines (for computing keys of a start position).
+    table_off, table : int64 / int8 arrays
+        ``table[table_off[l] + key]`` = linear-conflict penalty of line ``l`` with that key.
+    bipartite : bool
+        Whether every cycle is even, so the bound grows in steps of 2.
+    """
+
+    adj_ptr: np.ndarray
+    adj: np.ndarray
+    dist: np.ndarray
+    h_delta: np.ndarray
+    ent_line: np.ndarray
+    ent_delta: np.ndarray
+    ent_lookup: np.ndarray
+    line_nodes: list
+    goal_index: np.ndarray
+    table_off: np.ndarray
+    table: np.ndarray
+    bipartite: bool
+
+    @classmethod
+    def build(
+        cls,
+        neighbors: Sequence[Sequence[int]],
+        dist: np.ndarray,
+        goal: Sequence[int],
+        lines: Sequence[Sequence[int]],
+        bipartite: bool,
+    ) -> "TokenSearchProblem":
+        """Tables for the graph ``neighbors``, distances ``dist``, ``goal`` and conflict ``lines``."""
+        n = len(neighbors)
+        adj_ptr = np.zeros(n + 1, dtype=np.int32)
+        adj_ptr[1:] = np.cumsum([len(a) for a in neighbors])
+        adj = np.array([v for a in neighbors for v in a], dtype=np.int32)
+        lines = [list(line) for line in lines if 2 <= len(line) <= MAX_LINE]
+        # goal_index[l, t]: 1 + index along line l of token t's goal node, 0 if off the line
+        goal_index = np.zeros((len(lines), n), dtype=np.int64)
+        where: list[dict[int, int]] = [dict() for _ in range(n)]  # node -> {line: position}
+        for li, line in enumerate(lines):
+            for k, v in enumerate(line):
+                where[v][li] = k
+                if goal[v]:
+                    goal_index[li, goal[v]] = k + 1
+        n_edges = len(adj)
+        h_delta = np.zeros((n_edges, n), dtype=np.int16)
+        ent_line = np.full((n_edges, n, _ENTRIES), -1, dtype=np.int32)
+        ent_delta = np.zeros((n_edges, n, _ENTRIES), dtype=np.int32)
+        ent_lookup = np.zeros((n_edges, n, _ENTRIES), dtype=np.bool_)
+        for b in range(n):
+            for i in range(adj_ptr[b], adj_ptr[b + 1]):
+                src = int(adj[i])  # the token moves src -> b
+                for t in range(1, n):
+                    h_delta[i, t] = dist[t, b] - dist[t, src]
+                    j = 0
+                    for li in sorted(set(where[src]) | set(where[b])):
+                        base = len(lines[li]) + 1
+                        digit = int(goal_index[li, t])
+                        delta = 0
+                        if li in where[b]:
+                            delta += digit * base ** where[b][li]
+                        if li in where[src]:
+                            delta -= digit * base ** where[src][li]
+                        if delta == 0:
+                            continue
+                        steps_along = li in where[b] and li in where[src] and abs(where[b][li] - where[src][li]) == 1
+                        ent_line[i, t, j], ent_delta[i, t, j], ent_lookup[i, t, j] = li, delta, not steps_along
+                        j += 1
+        tables = [_conflict_table(len(line)) for line in lines]
+        table_off = np.zeros(len(lines) + 1, dtype=np.int64)
+        table_off[1:] = np.cumsum([len(tb) for tb in tables])
+        table = np.concatenate(tables) if tables else np.zeros(1, dtype=np.int8)
+        return cls(adj_ptr, adj, dist.astype(np.int16), h_delta, ent_line, ent_delta, ent_lookup,
+                   lines, goal_index, table_off, table, bipartite)
+
+    def line_keys(self, state: Sequence[int]) -> np.ndarray:
+        """Each conflict line's key for ``state`` (``state[node] = token``)."""
+        keys = np.zeros(len(self.line_nodes), dtype=np.int64)
+        for li, line in enumerate(self.line_nodes):
+            base = len(line) + 1
+            keys[li] = sum(int(self.goal_index[li, state[v]]) * base**k for k, v in enumerate(line))
+        return keys
+
+    def heuristic(self, state: Sequence[int]) -> int:
+        """The bound h of ``state``: distance sum plus linear-conflict penalties."""
+        md = sum(int(self.dist[t, v]) for v, t in enumerate(state))
+        keys = self.line_keys(state)
+        return md + sum(int(self.table[self.table_off[li] + k]) for li, k in enumerate(keys))
+
+
+@dataclass
+class IDAResult:
+    """Optimal moves (nodes the blank moves to), nodes generated, final bound, seconds."""
+
+    moves: list[int]
+    nodes: int
+    bound: int
+    seconds: float
+
+
+@nb.njit(cache=True)
+def _conflict_table_jit(length):
+    """Penalty 2 * (k - LIS) for every key of a line of ``length`` cells.
+
+    A key holds one base-(length+1) digit per cell: 0 for the blank or a token whose goal
+    is off the line, 1 + goal index along the line otherwise.
+    """
+    base = length + 1
+    size = base**length
+    table = np.zeros(size, dtype=np.int8)
+    seq = np.empty(length, dtype=np.int64)
+    best = np.empty(length, dtype=np.int64)
+    for key in range(size):
+        k = 0
+        rest = key
+        for _ in range(length):
+            digit = rest % base
+            rest //= base
+            if digit:
+                seq[k] = digit
+                k += 1
+        lis = 0
+        for i in range(k):
+            best[i] = 1
+            for j in range(i):
+                if seq[j] < seq[i] and best[j] + 1 > best[i]:
+                    best[i] = best[j] + 1
+            lis = max(lis, best[i])
+        table[key] = 2 * (k - lis)
+    return table
+
+
+_TABLES: dict[int, np.ndarray] = {}
+
+
+def _conflict_table(length: int) -> np.ndarray:
+    if length not in _TABLES:
+        _TABLES[length] = _conflict_table_jit(length)
+    return _TABLES[length]
+
+
+@nb.njit(cache=True, nogil=True)
+def _dfs(tiles, blank, prev, g, h, bound, adj_ptr, adj, h_delta, ent_line, ent_delta,
+         ent_lookup, table_off, table, keys, ctl, path):
+    """One depth-first pass below ``bound``; returns _FOUND, _NOT_FOUND or _STOPPED.
+
+    On _FOUND, ``path[g:]`` holds the nodes the blank moves to; the board and keys are
+    restored on every other return.
+    """
+    for i in range(adj_ptr[blank], adj_ptr[blank + 1]):
+        nxt = np.int64(adj[i])  # recursion arguments keep one type (cached recursion needs it)
+        if nxt == prev:
+            continue
+        t = tiles[nxt]
+        hh = h + h_delta[i, t]
+        for k in range(ent_line.shape[2]):
+            line = ent_line[i, t, k]
+            if line < 0:
+                break
+            if ent_lookup[i, t, k]:
+                hh -= table[table_off[line] + keys[line]]
+                keys[line] += ent_delta[i, t, k]
+                hh += table[table_off[line] + keys[line]]
+            else:
+                keys[line] += ent_delta[i, t, k]
+        ctl[_NODES] += 1
+        status = _NOT_FOUND
+        f = g + 1 + hh
+        if f > bound:
+            if f < ctl[_MIN_F]:
+                ctl[_MIN_F] = f
+        elif hh == 0:
+            path[g] = nxt
+            return _FOUND
+        else:
+            tiles[blank] = t
+            tiles[nxt] = 0
+            status = _dfs(tiles, nxt, blank, g + 1, hh, bound, adj_ptr, adj, h_delta, ent_line,
+                          ent_delta, ent_lookup, table_off, table, keys, ctl, path)
+            if status == _FOUND:
+                path[g] = nxt
+                return _FOUND
+            tiles[nxt] = t
+            tiles[blank] = 0
+        for k in range(ent_line.shape[2]):
+            line = ent_line[i, t, k]
+            if line < 0:
+                break
+            keys[line] -= ent_delta[i, t, k]
+        if status == _STOPPED or ((ctl[_NODES] & 0xFFFFF) == 0 and ctl[_STOP] != 0):
+            return _STOPPED
+    return _NOT_FOUND
+
+
+def _run_pass(problem, tiles, blank, h, bound, keys, ctl, path) -> list[int]:
+    """Run one pass in a worker thread (deep recursion gets a large stack); return its status."""
+    out = [_NOT_FOUND]
+
+    def work():
+        out[0] = _dfs(tiles, np.int64(blank), np.int64(-1), np.int64(0), np.int64(h), np.int64(bound), problem.adj_ptr, problem.adj, problem.h_delta,
+                      problem.ent_line, problem.ent_delta, problem.ent_lookup, problem.table_off,
+                      problem.table, keys, ctl, path)
+
+    old = threading.stack_size(256 << 20)
+    try:
+        thread = threading.Thread(target=work, name="puzzlespace-ida", daemon=True)
+        thread.start()
+    finally:
+        threading.stack_size(old)
+    return thread, out
+
+
+def ida_star(
+    problem: TokenSearchProblem,
+    start: Sequence[int],
+    *,
+    time_limit: float | None = None,
+    max_bound: int = 100_000,
+    progress: Callable[[int, int, float], None] | None = None,
+    poll: float = 0.1,
+) -> IDAResult | None:
+    """Optimal solution of ``start`` by IDA*; None if the search space is exhausted.
+
+    Parameters
+    ----------
+    problem : TokenSearchProblem
+    start : sequence of int
+        ``start[node] = token``.
+    time_limit : float, optional
+        Seconds; :class:`~puzzlespace.errors.SearchStopped` is raised when it passes.
+        Ctrl-C (KeyboardInterrupt) raises SearchStopped too.
+    progress : callable(bound, nodes, seconds), optional
+        Called at each new bound and every ``poll`` seconds.
+
+    Returns
+    -------
+    IDAResult
+        ``moves`` lists the node the blank moves to at each step.
+    """
+    t0 = time.perf_counter()
+    tiles = np.asarray(start, dtype=np.int16).copy()
+    blank = int(np.flatnonzero(tiles == 0)[0])
+    h0 = problem.heuristic(start)
+    if h0 == 0:
+        return IDAResult([], 0, 0, time.perf_counter() - t0)
+    bound, nodes = h0, 0
+    while True:
+        ctl = np.array([0, _BIG, 0], dtype=np.int64)
+        path = np.zeros(bound + 1, dtype=np.int32)
+        if progress:
+            progress(bound, nodes, time.perf_counter() - t0)
+        thread, out = _run_pass(problem, tiles, blank, h0, bound, problem.line_keys(start), ctl, path)
+        try:
+            while thread.is_alive():
+                thread.join(poll)
+                elapsed = time.perf_counter() - t0
+                if progress and thread.is_alive():
+                    progress(bound, nodes + int(ctl[_NODES]), elapsed)
+                if time_limit is not None and elapsed > time_limit:
+                    ctl[_STOP] = 1
+        except KeyboardInterrupt:
+            ctl[_STOP] = 1
+            thread.join()
+            raise SearchStopped(f"interrupted while searching with bound {bound}",
+                                nodes=nodes + int(ctl[_NODES]), seconds=time.perf_counter() - t0) from None
+        elapsed = time.perf_counter() - t0
+        nodes += int(ctl[_NODES])
+        if out[0] == _STOPPED:
+            raise SearchStopped(f"time limit of {time_limit:g} s reached while searching with bound {bound}",
+                                nodes=nodes, seconds=elapsed)
+        if out[0] == _FOUND:
+            return IDAResult([int(v) for v in path[:bound]], nodes, bound, elapsed)
+        if ctl[_MIN_F] >= _BIG:
+            return None
+        if bound >= max_bound:
+            raise SearchStopped(f"no solution within {max_bound} moves", nodes=nodes, seconds=elapsed)
+        step = int(ctl[_MIN_F]) - bound
+        if problem.bipartite:
+            step += step % 2
+        bound += step

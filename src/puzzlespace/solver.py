@@ -1,0 +1,117 @@
+"""Optimal solving: choose a method, run it, replay and verify the answer.
+
+The methods are family-agnostic: ``bfs`` and ``bibfs`` (:mod:`puzzlespace.search.bfs`)
+work for every puzzle; ``ida`` (:mod:`puzzlespace.search.ida`) for every puzzle that
+offers a :meth:`~puzzlespace.families.base.Puzzle.search_problem`.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from .errors import PuzzleError, Undecided, Unsolvable
+from .families.base import Puzzle, State, Verdict
+from .search import bfs as bfs_search
+
+METHODS = ("auto", "bfs", "bibfs", "ida")
+
+
+@dataclass
+class Solution:
+    """A proven-optimal solution, already replayed and checked against the rules.
+
+    ``moves`` are the family's move codes; ``path`` holds every position from start to
+    goal; ``nodes`` counts the states the search generated.
+    """
+
+    puzzle: Puzzle
+    start: State
+    moves: list[int]
+    path: list[State]
+    method: str
+    nodes: int
+    seconds: float
+    optimal: bool = True
+    notations: dict[str, list] = field(default_factory=dict)
+
+    @property
+    def length(self) -> int:
+        return len(self.moves)
+
+    def to_json(self) -> dict:
+        """The machine-readable form (the CLI's ``--json`` object)."""
+        primary = next(iter(self.notations.values()), self.moves)
+        return {
+            "puzzle": self.puzzle.spec,
+            "start": list(self.start),
+            "goal": list(self.puzzle.goal),
+            "length": self.length,
+            "optimal": self.optimal,
+            "moves": primary,
+            "notations": self.notations,
+            "path": [list(s) for s in self.path],
+            "method": self.method,
+            "nodes": self.nodes,
+            "seconds": round(self.seconds, 6),
+        }
+
+
+def choose_method(puzzle: Puzzle) -> str:
+    """``ida`` where the family offers compiled heuristic search, else ``bibfs``."""
+    return "ida" if puzzle.search_problem() is not None else "bibfs"
+
+
+def solve(
+    puzzle: Puzzle,
+    start: State,
+    method: str = "auto",
+    time_limit: float | None = None,
+    progress: Callable[[int, int, float], None] | None = None,
+) -> Solution:
+    """An optimal solution of ``start``.
+
+    Raises
+    ------
+    Unsolvable
+        When the invariants prove the goal unreachable (or a search exhausts the space).
+    SearchStopped
+        On the time limit or a size guard.
+    PuzzleError
+        For an unknown method.
+    """
+    if method not in METHODS:
+        raise PuzzleError(f"unknown method {method!r}: choose one of {', '.join(METHODS)}")
+    try:
+        verdict = puzzle.check(start)
+    except Undecided:
+        verdict = None
+    if verdict is not None and not verdict.solvable:
+        raise Unsolvable(verdict)
+    if method == "auto":
+        method = choose_method(puzzle)
+    t0 = time.perf_counter()
+    if method == "ida":
+        problem = puzzle.search_problem()
+        if problem is None:
+            raise PuzzleError(f"{puzzle.spec} has no heuristic search; use --method bfs or bibfs")
+        from .search.ida import ida_star
+
+        found = ida_star(problem, start, time_limit=time_limit, progress=progress)
+    else:
+        run = bfs_search.bfs if method == "bfs" else bfs_search.bidirectional_bfs
+        found = run(puzzle, start, puzzle.goal)
+    if found is None:
+        raise Unsolvable(_exhausted())
+    moves, nodes = found.moves, found.nodes
+    seconds = time.perf_counter() - t0
+    path = puzzle.replay(start, moves)
+    if path[-1] != puzzle.goal:
+        raise AssertionError(f"internal error: the {method} solution does not reach the goal")
+    return Solution(puzzle, start, moves, path, method, nodes, seconds,
+                    notations=puzzle.move_notations(path, moves))
+
+
+def _exhausted() -> Verdict:
+    return Verdict(False, "the search exhausted every reachable position without meeting the goal", "exhaustive")

@@ -1,0 +1,172 @@
+"""The command line: exit statuses, JSON output, and one clear line for every bad input."""
+
+import json
+import string
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from puzzlespace.cli import app
+
+runner = CliRunner()
+
+
+def run(*args):
+    return runner.invoke(app, list(args))
+
+
+def assert_bad_input(result, *words):
+    assert result.exit_code == 2, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    for w in words:
+        assert w in lines[0]
+
+
+def test_check_exit_statuses():
+    assert run("check", "3x3", "8 6 7/2 5 4/3 0 1").exit_code == 0
+    r = run("check", "3x3", "1 2 3 4 5 6 8 7 0")
+    assert r.exit_code == 1 and "unsolvable" in r.stdout
+    r = run("check", "flip:3x3", "BWB/WBB/BBB", "--json")
+    data = json.loads(r.stdout)
+    assert r.exit_code == 0 and data["solvable"] is True and data["position"] == [0, 1, 0, 1, 0, 0, 0, 0, 0]
+
+
+def test_solve_json():
+    r = run("solve", "4x3", "0 3 2 1/8 7 6 5/4 11 10 9", "--json")
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.stdout)
+    assert data["length"] == 53 and data["optimal"] is True and len(data["path"]) == 54
+    assert data["goal"] == list(range(1, 12)) + [0] and data["method"] == "ida" and data["nodes"] > 0
+
+
+def test_solve_human_output_shows_boards_and_both_notations():
+    r = run("solve", "3x3", "1 2 3/4 5 6/0 7 8")
+    assert r.exit_code == 0
+    assert "2 moves" in r.stdout and "tiles: 7 8" in r.stdout and "directions: RR" in r.stdout
+    assert "start" in r.stdout and "1 2 3" in r.stdout
+    r = run("solve", "3x3", "1 2 3/4 5 6/0 7 8", "--quiet")
+    assert "start" not in r.stdout
+
+
+def test_solve_other_families():
+    r = run("solve", "jump:4", "1 2 3 4 0", "--goal", "0 4 3 2 1", "--json")
+    assert json.loads(r.stdout)["length"] == 12
+    r = run("solve", "flip:3x3", "BWB/WBB/BBB", "--json")
+    data = json.loads(r.stdout)
+    assert data["length"] == 7 and all(m[0] in "rc" for m in data["moves"])
+
+
+def test_solve_unsolvable():
+    r = run("solve", "jump:6:1,3", "1 2 3 4 5 6 0", "--goal", "0 6 5 4 3 2 1")
+    assert r.exit_code == 1 and "unsolvable" in r.stderr
+
+
+def test_solve_time_limit():
+    r = run("solve", "5x5", "24 23 22 21 20/19 18 17 16 15/14 13 12 11 10/9 8 7 6 5/4 3 2 1 0",
+            "--time-limit", "0.2")
+    assert r.exit_code == 3 and r.stderr.startswith("stopped: time limit")
+
+
+def test_graph_file(examples):
+    r = run("check", f"graph:{examples / 'petersen.toml'}", "1 2 3 4 5 6 7 8 0 9")
+    assert r.exit_code == 0
+    r = run("solve", f"graph:{examples / 'petersen.toml'}", "1 2 3 4 0 6 7 8 9 5", "--json")
+    assert json.loads(r.stdout)["length"] == 1
+
+
+@pytest.mark.parametrize("args, words", [
+    (("check", "1x5", "1 2 3 4 0"), ["2 columns"]),
+    (("check", "0x0", "0"), ["2 columns"]),
+    (("check", "jump:0", "0"), ["pieces"]),
+    (("check", "jump:3:", "1 2 3 0"), ["empty"]),
+    (("check", "jump:3:4", "1 2 3 0"), ["does not fit"]),
+    (("check", "flip:3", "WWW"), ["WxH"]),
+    (("check", "cube:3", "1"), ["unknown puzzle"]),
+    (("check", "3x3", "1 2 3 4 5 6 7 8"), ["8 cells", "expected 9"]),
+    (("check", "3x3", "1 2 3 4 5 6 7 8 8"), ["more than once"]),
+    (("check", "3x3", "1 2 3 4 5 6 7 8 9"), ["out of range"]),
+    (("check", "3x3", "1 2 3 4 x 6 7 8 0"), ["not a whole number"]),
+    (("check", "3x3", "1 2/3 4 5 6/7 8 0"), ["row 1"]),
+    (("check", "3x3", "1 2 3/4 5 6/7 8 0", "--goal", "1 2 3"), ["goal"]),
+    (("check", "flip:3x3", "BWX/WBB/BBB"), ["unknown symbol"]),
+    (("check", "flip:3x3", "BW"), ["cells"]),
+    (("solve", "3x3", "1 2 3/4 5 6/7 8 0", "--method", "bfs", "--goal", "1 1 1 1 1 1 1 1 1"), ["goal"]),
+    (("check", "graph:/no/such/file.toml", "1 0"), ["does not exist"]),
+])
+def test_bad_input_is_one_line(args, words):
+    assert_bad_input(run(*args), *words)
+
+
+@pytest.mark.parametrize("content, words", [
+    ("nodes = 3\nedges = [[0, 1], [1, 5]]", ["unknown node"]),
+    ("nodes = 3\nedges = [[0, 1], [1, 1]]", ["self-loop"]),
+    ("nodes = 3\nedges = [[0, 1], [1, 0], [1, 2]]", ["twice"]),
+    ("nodes = 4\nedges = [[0, 1], [2, 3]]", ["not connected"]),
+    ("nodes = 3\nedges = [[0, 1], [1, 2]", ["syntax"]),
+    ("edges = [[0, 1]]", ["missing 'nodes'"]),
+    ("nodes = 3\nedges = [[0, 1], [1, 2]]\ncolour = 1", ["unknown key"]),
+    ("nodes = 3\nedges = [[0, 1], [1, 2]]\ngoal = [1, 1, 0]", ["more than once"]),
+    ("nodes = [\"a\", \"a\"]\nedges = []", ["twice"]),
+])
+def test_bad_graph_files(tmp_path, content, words):
+    path = tmp_path / "g.toml"
+    path.write_text(content)
+    assert_bad_input(run("check", f"graph:{path}", "1 2 0"), *words)
+
+
+def test_bad_json_graph(tmp_path):
+    path = tmp_path / "g.json"
+    path.write_text('{"nodes": 3, "edges": [[0, 1], [1, 2]')
+    assert_bad_input(run("check", f"graph:{path}", "1 2 0"), "JSON")
+
+
+PUZZLES = ["3x3", "sliding:4x3", "jump:5", "jump:4:1,3", "flip:3x3", "flip:4x2"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(PUZZLES), st.text(alphabet=string.printable + "□■ー１", max_size=40))
+def test_random_text_never_crashes(puzzle, text):
+    r = run("check", puzzle, "--", text)
+    assert r.exit_code in (0, 1, 2), r.output
+    assert r.exception is None or isinstance(r.exception, SystemExit)
+    if r.exit_code == 2:
+        assert len(r.stderr.strip().splitlines()) == 1
+
+
+@st.composite
+def near_valid(draw):
+    puzzle = draw(st.sampled_from(["3x3", "4x3", "jump:6", "flip:3x3"]))
+    n = {"3x3": 9, "4x3": 12, "jump:6": 7, "flip:3x3": 9}[puzzle]
+    if puzzle.startswith("flip"):
+        cells = draw(st.lists(st.sampled_from("WB10x"), min_size=n - 1, max_size=n + 1))
+        return puzzle, "".join(cells)
+    cells = draw(st.permutations(range(n)))
+    cells = list(cells)
+    edit = draw(st.sampled_from(["none", "drop", "dup", "big", "neg", "extra"]))
+    if edit == "drop":
+        cells.pop()
+    elif edit == "dup":
+        cells[0] = cells[-1]
+    elif edit == "big":
+        cells[0] = n + draw(st.integers(0, 5))
+    elif edit == "neg":
+        cells[0] = -1
+    elif edit == "extra":
+        cells.append(0)
+    sep = draw(st.sampled_from([" ", ",", ", ", "  "]))
+    return puzzle, sep.join(map(str, cells))
+
+
+@settings(max_examples=300, deadline=None)
+@given(near_valid())
+def test_near_valid_positions(case):
+    puzzle, text = case
+    r = run("check", puzzle, "--", text)
+    assert r.exit_code in (0, 1, 2)
+    assert r.exception is None or isinstance(r.exception, SystemExit)
+    if r.exit_code == 2:
+        assert len(r.stderr.strip().splitlines()) == 1 and r.stderr.startswith("error: ")

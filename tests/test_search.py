@@ -1,0 +1,151 @@
+"""Search methods cross-checked: IDA* (compiled, incremental bound) against BFS, on random positions."""
+
+import random
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import puzzlespace as ps
+from puzzlespace.families import GraphPuzzle
+from puzzlespace.search.bfs import bfs, bidirectional_bfs, depth_counts
+from test_check import random_connected_graph
+
+SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def random_solvable(p, rng: random.Random):
+    while True:
+        cells = list(range(p.n_cells))
+        rng.shuffle(cells)
+        if p.check(tuple(cells)).solvable:
+            return tuple(cells)
+
+
+def assert_ida_optimal(p, start):
+    ida = ps.solve(p, start, method="ida")
+    ref = ps.solve(p, start, method="bibfs")
+    assert ida.length == ref.length
+    assert ida.path[-1] == p.goal
+
+
+@SETTINGS
+@given(st.integers(0, 2**32).map(random.Random))
+def test_ida_matches_bfs_3x3(rng):
+    p = ps.load_puzzle("3x3")
+    assert_ida_optimal(p, random_solvable(p, rng))
+
+
+@SETTINGS
+@given(st.integers(0, 2**32).map(random.Random))
+def test_ida_matches_bfs_4x2(rng):
+    p = ps.load_puzzle("4x2")
+    assert_ida_optimal(p, random_solvable(p, rng))
+
+
+@SETTINGS
+@given(st.integers(0, 2**32).map(random.Random))
+def test_ida_matches_bfs_jump7(rng):
+    p = ps.load_puzzle("jump:7")
+    assert_ida_optimal(p, random_solvable(p, rng))
+
+
+@SETTINGS
+@given(st.integers(0, 2**32).map(random.Random))
+def test_ida_matches_bfs_random_graphs(rng):
+    graph = random_connected_graph(rng, 7, rng.randint(1, 8))
+    p = GraphPuzzle(graph)
+    goal = list(range(7))
+    rng.shuffle(goal)
+    p = p.with_goal(tuple(goal))
+    assert_ida_optimal(p, random_solvable(p, rng))
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.integers(0, 2**32).map(random.Random))
+def test_bidirectional_matches_plain_bfs(rng):
+    p = ps.load_puzzle(rng.choice(["3x2", "jump:5:1,3", "flip:3x3"]))
+    start = p.goal
+    for _ in range(rng.randint(0, 40)):
+        start = p.apply(start, rng.choice(list(p.moves(start))))
+    assert bfs(p, start, p.goal).moves.__len__() == len(bidirectional_bfs(p, start, p.goal).moves)
+
+
+def test_bound_is_admissible_and_consistent_on_every_3x3_state():
+    """h <= true distance on all 181,440 states, and |h(a) - h(b)| <= 1 across every move."""
+    p = ps.load_puzzle("3x3")
+    prob = p.search_problem()
+    layer, seen, depth = [p.goal], {p.goal}, 0
+    rng = random.Random(7)
+    while layer:
+        for s in rng.sample(layer, min(len(layer), 400)):
+            h = prob.heuristic(s)
+            assert h <= depth
+            for _, t in p.successors(s):
+                assert abs(prob.heuristic(t) - h) <= 1
+        nxt = []
+        for s in layer:
+            for _, t in p.successors(s):
+                if t not in seen:
+                    seen.add(t)
+                    nxt.append(t)
+        layer, depth = nxt, depth + 1
+    assert len(seen) == 181440
+
+
+def test_linear_conflict_adds_to_manhattan():
+    p = ps.load_puzzle("3x3")
+    prob = p.search_problem()
+    start = p.parse_position("2 1 3/4 5 6/7 8 0")  # 1 and 2 swapped in their goal row
+    md = sum(int(prob.dist[t, v]) for v, t in enumerate(start))
+    assert md == 2 and prob.heuristic(start) == 4
+
+
+def test_depth_counts_reference_3x3(seeds):
+    counts, last = depth_counts(ps.load_puzzle("3x3"), ps.load_puzzle("3x3").goal)
+    facts = seeds["sliding"]["gods_numbers"]["3x3"]
+    assert len(counts) - 1 == facts["max_depth"] and len(last) == facts["antipodes"]
+    assert sum(counts) == facts["states"]
+
+
+def test_solution_json_fields():
+    p = ps.load_puzzle("3x3")
+    sol = ps.solve(p, p.parse_position("1 2 3/4 5 6/0 7 8"))
+    data = sol.to_json()
+    assert {"puzzle", "start", "goal", "length", "optimal", "moves", "path", "method", "nodes", "seconds"} <= set(data)
+    assert data["length"] == 2 and data["moves"] == [7, 8] and data["notations"]["directions"] == ["R", "R"]
+    assert data["path"][0] == [1, 2, 3, 4, 5, 6, 0, 7, 8] and data["path"][-1] == list(p.goal)
+
+
+def test_time_limit_stops_cleanly():
+    p = ps.load_puzzle("5x5")
+    rng = random.Random(3)
+    start = random_solvable(p, rng)
+    try:
+        ps.solve(p, start, time_limit=0.3)
+    except ps.SearchStopped as exc:
+        assert exc.seconds < 3 and exc.nodes > 0
+    else:  # pragma: no cover - a random 24-puzzle is never solved this fast by IDA*
+        raise AssertionError("expected the time limit to stop the search")
+
+
+def test_korf_goal_convention():
+    p = ps.load_puzzle("4x4", goal="0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15")
+    start = p.parse_position("4 1 2 3/8 5 6 7/0 9 10 11/12 13 14 15")
+    assert ps.solve(p, start).length == 2
+    assert p.check(start).solvable
+
+
+def test_bigger_boards_parse_check_draw_replay():
+    p = ps.load_puzzle("10x10")
+    rng = np.random.default_rng(1)
+    state = p.goal
+    moves = []
+    for _ in range(60):
+        m = int(rng.choice(list(p.moves(state))))
+        moves.append(m)
+        state = p.apply(state, m)
+    assert p.parse_position(p.format_position(state)) == state
+    assert p.check(state).solvable
+    assert len(p.draw(state).splitlines()) == 10
+    assert p.replay(p.goal, moves)[-1] == state
