@@ -34,8 +34,8 @@ from ..errors import SearchStopped
 #: Longest conflict line scored by table lookup; longer lines are left out of the bound
 #: (leaving a line out keeps the bound admissible, only weaker).
 MAX_LINE = 7
-_LINES_PER_NODE = 2
-_ENTRIES = 2 * _LINES_PER_NODE
+#: A move touches the lines through two nodes; each node may lie on at most two lines.
+_ENTRIES = 4
 # ctl slots: node count, smallest f above the bound, stop request
 _NODES, _MIN_F, _STOP = 0, 1, 2
 _BIG = 1 << 40
@@ -48,34 +48,30 @@ class TokenSearchProblem:
 
     Attributes
     ----------
-    adj_ptr, adj : int32 arrays
-        CSR neighbour lists: neighbours of node ``v`` are ``adj[adj_ptr[v]:adj_ptr[v+1]]``.
-        Edge ``i`` is "the blank at ``v`` moves to ``adj[i]``".
+    graph : int64 array
+        The CSR neighbour lists packed as ``ptr`` (n+1 entries, offset past themselves)
+        then ``adj``: neighbours of node ``v`` are ``graph[graph[v]:graph[v+1]]``. Entry
+        ``i`` is the edge "the blank at ``v`` moves to ``graph[i]``".
     dist : int16 array (n, n)
         Admissible per-token distance to goal; row 0 (the blank) is zero.
-    h_delta : int16 array (n_edges, n)
-        Change of the distance sum when token ``t`` crosses edge ``i`` into the blank.
-    ent_line, ent_delta : int32 arrays (n_edges, n, 4)
-        The conflict lines whose key changes when token ``t`` crosses edge ``i``, and by
-        how much (``-1`` pads ``ent_line``).
-    ent_lookup : bool array (n_edges, n, 4)
-        Whether that change can alter the line's penalty (False when the token only steps
-        along the line, which keeps the order of its tokens).
+    moves : int32 array (n_edges * n, 2 + 3 * 4)
+        Row ``(i - n - 1) * n + t`` describes token ``t`` crossing edge ``i`` into the
+        blank: the change of the distance sum, the number of line entries, then per entry
+        (line, change of its key, whether the change can alter its penalty: not when the
+        token only steps along the line, which keeps the order of its tokens).
     line_nodes : list of list of int
         The conflict lines (for computing keys of a start position).
+    goal_index : int64 array (n_lines, n)
+        1 + index along line ``l`` of token ``t``'s goal node, 0 if off the line.
     table_off, table : int64 / int8 arrays
         ``table[table_off[l] + key]`` = linear-conflict penalty of line ``l`` with that key.
     bipartite : bool
         Whether every cycle is even, so the bound grows in steps of 2.
     """
 
-    adj_ptr: np.ndarray
-    adj: np.ndarray
+    graph: np.ndarray
     dist: np.ndarray
-    h_delta: np.ndarray
-    ent_line: np.ndarray
-    ent_delta: np.ndarray
-    ent_lookup: np.ndarray
+    moves: np.ndarray
     line_nodes: list
     goal_index: np.ndarray
     table_off: np.ndarray
@@ -93,11 +89,13 @@ class TokenSearchProblem:
     ) -> "TokenSearchProblem":
         """Tables for the graph ``neighbors``, distances ``dist``, ``goal`` and conflict ``lines``."""
         n = len(neighbors)
-        adj_ptr = np.zeros(n + 1, dtype=np.int32)
-        adj_ptr[1:] = np.cumsum([len(a) for a in neighbors])
-        adj = np.array([v for a in neighbors for v in a], dtype=np.int32)
+        ptr = np.zeros(n + 1, dtype=np.int64)
+        ptr[1:] = np.cumsum([len(a) for a in neighbors])
+        adj = np.array([v for a in neighbors for v in a], dtype=np.int64)
+        graph = np.concatenate([ptr + n + 1, adj])
         lines = [list(line) for line in lines if 2 <= len(line) <= MAX_LINE]
-        # goal_index[l, t]: 1 + index along line l of token t's goal node, 0 if off the line
+        if any(c > 2 for c in np.bincount([v for line in lines for v in line], minlength=n)):
+            raise ValueError("a node may lie on at most two conflict lines")
         goal_index = np.zeros((len(lines), n), dtype=np.int64)
         where: list[dict[int, int]] = [dict() for _ in range(n)]  # node -> {line: position}
         for li, line in enumerate(lines):
@@ -105,36 +103,27 @@ class TokenSearchProblem:
                 where[v][li] = k
                 if goal[v]:
                     goal_index[li, goal[v]] = k + 1
-        n_edges = len(adj)
-        h_delta = np.zeros((n_edges, n), dtype=np.int16)
-        ent_line = np.full((n_edges, n, _ENTRIES), -1, dtype=np.int32)
-        ent_delta = np.zeros((n_edges, n, _ENTRIES), dtype=np.int32)
-        ent_lookup = np.zeros((n_edges, n, _ENTRIES), dtype=np.bool_)
+        moves = np.zeros((len(adj) * n, 2 + 3 * _ENTRIES), dtype=np.int32)
         for b in range(n):
-            for i in range(adj_ptr[b], adj_ptr[b + 1]):
+            for i in range(ptr[b], ptr[b + 1]):
                 src = int(adj[i])  # the token moves src -> b
                 for t in range(1, n):
-                    h_delta[i, t] = dist[t, b] - dist[t, src]
-                    j = 0
+                    row = moves[i * n + t]
+                    row[0] = dist[t, b] - dist[t, src]
                     for li in sorted(set(where[src]) | set(where[b])):
                         base = len(lines[li]) + 1
                         digit = int(goal_index[li, t])
-                        delta = 0
-                        if li in where[b]:
-                            delta += digit * base ** where[b][li]
-                        if li in where[src]:
-                            delta -= digit * base ** where[src][li]
-                        if delta == 0:
-                            continue
-                        steps_along = li in where[b] and li in where[src] and abs(where[b][li] - where[src][li]) == 1
-                        ent_line[i, t, j], ent_delta[i, t, j], ent_lookup[i, t, j] = li, delta, not steps_along
-                        j += 1
+                        delta = digit * base ** where[b].get(li, 0) * (li in where[b])
+                        delta -= digit * base ** where[src].get(li, 0) * (li in where[src])
+                        if delta:
+                            steps_along = li in where[b] and li in where[src] and abs(where[b][li] - where[src][li]) == 1
+                            row[2 + 3 * row[1] : 5 + 3 * row[1]] = (li, delta, not steps_along)
+                            row[1] += 1
         tables = [_conflict_table(len(line)) for line in lines]
         table_off = np.zeros(len(lines) + 1, dtype=np.int64)
         table_off[1:] = np.cumsum([len(tb) for tb in tables])
         table = np.concatenate(tables) if tables else np.zeros(1, dtype=np.int8)
-        return cls(adj_ptr, adj, dist.astype(np.int16), h_delta, ent_line, ent_delta, ent_lookup,
-                   lines, goal_index, table_off, table, bipartite)
+        return cls(graph, dist.astype(np.int16), moves, lines, goal_index, table_off, table, bipartite)
 
     def line_keys(self, state: Sequence[int]) -> np.ndarray:
         """Each conflict line's key for ``state`` (``state[node] = token``)."""
@@ -144,11 +133,14 @@ class TokenSearchProblem:
             keys[li] = sum(int(self.goal_index[li, state[v]]) * base**k for k, v in enumerate(line))
         return keys
 
+    def distance_sum(self, state: Sequence[int]) -> int:
+        """Sum over tokens of ``dist[token, node]`` (Manhattan distance on grids)."""
+        return sum(int(self.dist[t, v]) for v, t in enumerate(state))
+
     def heuristic(self, state: Sequence[int]) -> int:
         """The bound h of ``state``: distance sum plus linear-conflict penalties."""
-        md = sum(int(self.dist[t, v]) for v, t in enumerate(state))
         keys = self.line_keys(state)
-        return md + sum(int(self.table[self.table_off[li] + k]) for li, k in enumerate(keys))
+        return self.distance_sum(state) + sum(int(self.table[self.table_off[li] + k]) for li, k in enumerate(keys))
 
 
 @dataclass
@@ -203,66 +195,74 @@ def _conflict_table(length: int) -> np.ndarray:
 
 
 @nb.njit(cache=True, nogil=True)
-def _dfs(tiles, blank, prev, g, h, bound, adj_ptr, adj, h_delta, ent_line, ent_delta,
-         ent_lookup, table_off, table, keys, ctl, path):
+def _dfs(tiles, blank, prev, g, md, lc, bound, graph, moves, table, keys, ctl, path):
     """One depth-first pass below ``bound``; returns _FOUND, _NOT_FOUND or _STOPPED.
 
+    ``md`` and ``lc`` are the distance-sum and line-conflict parts of the bound at this
+    node. ``graph`` is the CSR graph packed as ``adj_ptr`` followed by ``adj`` (pointers
+    already offset); ``moves`` the packed per-(edge, token) rows (see
+    ``TokenSearchProblem.moves``); ``keys`` hold each line's key plus its table offset.
+    Few, flat arguments keep the recursive call cheap. A child whose distance sum alone
+    exceeds the bound is cut before its lines are looked at; its f is then a lower bound
+    of its true f, which may only make the next bound smaller, never skip a solution.
     On _FOUND, ``path[g:]`` holds the nodes the blank moves to; the board and keys are
     restored on every other return.
     """
-    for i in range(adj_ptr[blank], adj_ptr[blank + 1]):
-        nxt = np.int64(adj[i])  # recursion arguments keep one type (cached recursion needs it)
+    n = tiles.shape[0]
+    for i in range(graph[blank], graph[blank + 1]):
+        nxt = np.int64(graph[i])  # recursion arguments keep one type (cached recursion needs it)
         if nxt == prev:
             continue
         t = tiles[nxt]
-        hh = h + h_delta[i, t]
-        for k in range(ent_line.shape[2]):
-            line = ent_line[i, t, k]
-            if line < 0:
-                break
-            if ent_lookup[i, t, k]:
-                hh -= table[table_off[line] + keys[line]]
-                keys[line] += ent_delta[i, t, k]
-                hh += table[table_off[line] + keys[line]]
-            else:
-                keys[line] += ent_delta[i, t, k]
+        row = (i - n - 1) * n + t
         ctl[_NODES] += 1
+        md2 = md + moves[row, 0]
+        f = g + 1 + md2
         status = _NOT_FOUND
-        f = g + 1 + hh
         if f > bound:
             if f < ctl[_MIN_F]:
                 ctl[_MIN_F] = f
-        elif hh == 0:
-            path[g] = nxt
-            return _FOUND
         else:
-            tiles[blank] = t
-            tiles[nxt] = 0
-            status = _dfs(tiles, nxt, blank, g + 1, hh, bound, adj_ptr, adj, h_delta, ent_line,
-                          ent_delta, ent_lookup, table_off, table, keys, ctl, path)
-            if status == _FOUND:
+            lc2 = lc
+            count = moves[row, 1]
+            for k in range(count):
+                line = moves[row, 2 + 3 * k]
+                if moves[row, 4 + 3 * k]:
+                    lc2 -= table[keys[line]]
+                    keys[line] += moves[row, 3 + 3 * k]
+                    lc2 += table[keys[line]]
+                else:
+                    keys[line] += moves[row, 3 + 3 * k]
+            f += lc2
+            if f > bound:
+                if f < ctl[_MIN_F]:
+                    ctl[_MIN_F] = f
+            elif md2 + lc2 == 0:
                 path[g] = nxt
                 return _FOUND
-            tiles[nxt] = t
-            tiles[blank] = 0
-        for k in range(ent_line.shape[2]):
-            line = ent_line[i, t, k]
-            if line < 0:
-                break
-            keys[line] -= ent_delta[i, t, k]
+            else:
+                tiles[blank] = t
+                tiles[nxt] = 0
+                status = _dfs(tiles, nxt, blank, g + 1, md2, lc2, bound, graph, moves, table, keys, ctl, path)
+                if status == _FOUND:
+                    path[g] = nxt
+                    return _FOUND
+                tiles[nxt] = t
+                tiles[blank] = 0
+            for k in range(count):
+                keys[moves[row, 2 + 3 * k]] -= moves[row, 3 + 3 * k]
         if status == _STOPPED or ((ctl[_NODES] & 0xFFFFF) == 0 and ctl[_STOP] != 0):
             return _STOPPED
     return _NOT_FOUND
 
 
-def _run_pass(problem, tiles, blank, h, bound, keys, ctl, path) -> list[int]:
+def _run_pass(problem, tiles, blank, md, lc, bound, keys, ctl, path):
     """Run one pass in a worker thread (deep recursion gets a large stack); return its status."""
     out = [_NOT_FOUND]
 
     def work():
-        out[0] = _dfs(tiles, np.int64(blank), np.int64(-1), np.int64(0), np.int64(h), np.int64(bound), problem.adj_ptr, problem.adj, problem.h_delta,
-                      problem.ent_line, problem.ent_delta, problem.ent_lookup, problem.table_off,
-                      problem.table, keys, ctl, path)
+        out[0] = _dfs(tiles, np.int64(blank), np.int64(-1), np.int64(0), np.int64(md), np.int64(lc), np.int64(bound),
+                      problem.graph, problem.moves, problem.table, keys, ctl, path)
 
     old = threading.stack_size(256 << 20)
     try:
@@ -301,9 +301,10 @@ def ida_star(
         ``moves`` lists the node the blank moves to at each step.
     """
     t0 = time.perf_counter()
-    tiles = np.asarray(start, dtype=np.int16).copy()
+    tiles = np.asarray(start, dtype=np.int64).copy()
     blank = int(np.flatnonzero(tiles == 0)[0])
     h0 = problem.heuristic(start)
+    md0 = problem.distance_sum(start)
     if h0 == 0:
         return IDAResult([], 0, 0, time.perf_counter() - t0)
     bound, nodes = h0, 0
@@ -312,7 +313,8 @@ def ida_star(
         path = np.zeros(bound + 1, dtype=np.int32)
         if progress:
             progress(bound, nodes, time.perf_counter() - t0)
-        thread, out = _run_pass(problem, tiles, blank, h0, bound, problem.line_keys(start), ctl, path)
+        keys = problem.line_keys(start) + problem.table_off[:-1]
+        thread, out = _run_pass(problem, tiles, blank, md0, h0 - md0, bound, keys, ctl, path)
         try:
             while thread.is_alive():
                 thread.join(poll)
