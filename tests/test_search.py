@@ -81,6 +81,8 @@ def test_bound_is_admissible_and_consistent_on_every_3x3_state():
         for s in rng.sample(layer, min(len(layer), 400)):
             h = prob.heuristic(s)
             assert h <= depth
+            assert prob.walking_distance(s) <= depth
+            assert prob.distance_sum(s) + prob.conflict_sum(s) <= depth
             for _, t in p.successors(s):
                 assert abs(prob.heuristic(t) - h) <= 1
         nxt = []
@@ -91,6 +93,16 @@ def test_bound_is_admissible_and_consistent_on_every_3x3_state():
                     nxt.append(t)
         layer, depth = nxt, depth + 1
     assert len(seen) == 181440
+
+
+def test_walking_distance_counts_moves_across_rows_and_columns():
+    p = ps.load_puzzle("3x3")
+    prob = p.search_problem()
+    assert len(prob.walk_tables) == 2 and prob.walking_distance(p.goal) == 0
+    # the seed's 31-move antipode: WD is 25 there, above Manhattan plus conflicts (23)
+    start = p.parse_position("8 6 7/2 5 4/3 0 1")
+    assert prob.walking_distance(start) == 25 and prob.heuristic(start) == 25
+    assert ps.load_puzzle("5x5").search_problem().walk_tables == []
 
 
 def test_linear_conflict_adds_to_manhattan():

@@ -15,6 +15,9 @@ from .base import State
 from .tokens import TokenPuzzle
 
 MAX_CELLS = 400
+#: Largest board offered the walking-distance bound (its abstract spaces grow fast:
+#: 24,964 states per partition on 4x4; larger boards use other bounds).
+WALKING_MAX_CELLS = 16
 
 
 def grid_graph(width: int, height: int) -> Graph:
@@ -76,3 +79,10 @@ class SlidingPuzzle(TokenPuzzle):
         return [list(range(r * w, (r + 1) * w)) for r in range(h)] + [
             list(range(c, w * h, w)) for c in range(w)
         ]
+
+    def walking_partitions(self) -> list[list[int]]:
+        """Rows and columns (Takahashi's walking distance): a move crosses rows or columns, never both."""
+        if self.n_cells > WALKING_MAX_CELLS:
+            return []
+        w = self.width
+        return [[v // w for v in range(self.n_cells)], [v % w for v in range(self.n_cells)]]

@@ -186,6 +186,14 @@ class TokenPuzzle(Puzzle):
         """
         return []
 
+    def walking_partitions(self) -> list[list[int]]:
+        """Partitions of the nodes (block id per node) for the walking-distance bound.
+
+        None by default. A family offers them where no edge crosses blocks in two of them
+        and the abstract spaces stay small (see :mod:`puzzlespace.search.walking`).
+        """
+        return []
+
     def search_problem(self):
         from ..search.ida import TokenSearchProblem
 
@@ -199,4 +207,5 @@ class TokenPuzzle(Puzzle):
             goal=self.goal,
             lines=self.conflict_lines(),
             bipartite=self.graph.is_bipartite,
+            partitions=self.walking_partitions(),
         )

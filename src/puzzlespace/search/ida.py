@@ -4,14 +4,17 @@ The search sees only arrays (:class:`TokenSearchProblem`): the graph as CSR neig
 lists, a distance table ``dist[token, node]`` (moves the token needs from ``node`` to its
 goal node, 0 for the blank) and optional *conflict lines*. The bound is
 
-    h = sum of dist[token, node] + sum over lines of 2 * (k - LIS)
+    h = max(MD + LC, WD)
 
-where, for each line, ``k`` counts the tokens on it whose goal is on it and LIS is the
-longest run of them already in goal order (the linear-conflict bound, exact per line).
-Both parts are updated incrementally: a line's contents are kept as an integer key (one
-digit per cell) and its penalty is read from a table built once per line length; for
-each edge and token the few key changes a move makes are precomputed, and a line is
-looked up only when the move can change the order on it.
+MD is the sum of dist[token, node]. LC sums, over the conflict lines, 2 * (k - LIS)
+where ``k`` counts the tokens on the line whose goal is on it and LIS is the longest run
+of them already in goal order (the linear-conflict bound, exact per line). WD is the
+walking distance of :mod:`puzzlespace.search.walking` over the given partitions (0 when
+none). All parts are updated incrementally: a line's contents are kept as an integer
+key (one digit per cell) and its penalty is read from a table built once per line
+length; for each edge and token the few key changes and the abstract walking-distance
+transition a move makes are precomputed, and a line is looked up only when the move can
+change the order on it.
 
 The depth-first pass is a compiled recursion (no Python object per node, memory
 O(n^2 * degree) for the tables plus O(bound) stack). It runs in a worker thread with the
@@ -30,6 +33,7 @@ import numba as nb
 import numpy as np
 
 from ..errors import SearchStopped
+from .walking import build_walking_table
 
 #: Longest conflict line scored by table lookup; longer lines are left out of the bound
 #: (leaving a line out keeps the bound admissible, only weaker).
@@ -37,7 +41,8 @@ MAX_LINE = 7
 #: A move touches the lines through two nodes; each node may lie on at most two lines.
 _ENTRIES = 4
 # ctl slots: node count, smallest f above the bound, stop request
-_NODES, _MIN_F, _STOP = 0, 1, 2
+# ctl slots: node count, smallest f above the bound, stop request, number of walking partitions
+_NODES, _MIN_F, _STOP, _WALKS = 0, 1, 2, 3
 _BIG = 1 << 40
 _FOUND, _NOT_FOUND, _STOPPED = 1, 0, -1
 
@@ -54,17 +59,26 @@ class TokenSearchProblem:
         ``i`` is the edge "the blank at ``v`` moves to ``graph[i]``".
     dist : int16 array (n, n)
         Admissible per-token distance to goal; row 0 (the blank) is zero.
-    moves : int32 array (n_edges * n, 2 + 3 * 4)
+    moves : int32 array (n_edges * n, 16)
         Row ``(i - n - 1) * n + t`` describes token ``t`` crossing edge ``i`` into the
         blank: the change of the distance sum, the number of line entries, then per entry
         (line, change of its key, whether the change can alter its penalty: not when the
-        token only steps along the line, which keeps the order of its tokens).
+        token only steps along the line, which keeps the order of its tokens); the last
+        two columns name the walking partition whose blocks the edge crosses (-1: none)
+        and the transition column there.
     line_nodes : list of list of int
         The conflict lines (for computing keys of a start position).
     goal_index : int64 array (n_lines, n)
         1 + index along line ``l`` of token ``t``'s goal node, 0 if off the line.
     table_off, table : int64 / int8 arrays
-        ``table[table_off[l] + key]`` = linear-conflict penalty of line ``l`` with that key.
+        ``table[table_off[l] + key]`` = linear-conflict penalty of line ``l`` with that key;
+        from ``table_off[-1]`` on, the walking distance of each abstract state.
+    walk_trans : int32 array (n_abstract, width)
+        Transitions of all walking partitions' abstract states (state numbers global).
+    walk_tables : list of WalkingTable
+        The partitions' abstract spaces (for the start position's abstract states).
+    walk_off : list of int
+        Global number of each partition's first abstract state.
     bipartite : bool
         Whether every cycle is even, so the bound grows in steps of 2.
     """
@@ -76,6 +90,9 @@ class TokenSearchProblem:
     goal_index: np.ndarray
     table_off: np.ndarray
     table: np.ndarray
+    walk_trans: np.ndarray
+    walk_tables: list
+    walk_off: list
     bipartite: bool
 
     @classmethod
@@ -86,8 +103,11 @@ class TokenSearchProblem:
         goal: Sequence[int],
         lines: Sequence[Sequence[int]],
         bipartite: bool,
+        partitions: Sequence[Sequence[int]] = (),
     ) -> "TokenSearchProblem":
-        """Tables for the graph ``neighbors``, distances ``dist``, ``goal`` and conflict ``lines``."""
+        """Tables for the graph ``neighbors``, distances ``dist``, ``goal``, conflict ``lines``
+        and walking-distance ``partitions`` (block id per node; no edge may cross blocks
+        in two of them)."""
         n = len(neighbors)
         ptr = np.zeros(n + 1, dtype=np.int64)
         ptr[1:] = np.cumsum([len(a) for a in neighbors])
@@ -103,7 +123,9 @@ class TokenSearchProblem:
                 where[v][li] = k
                 if goal[v]:
                     goal_index[li, goal[v]] = k + 1
-        moves = np.zeros((len(adj) * n, 2 + 3 * _ENTRIES), dtype=np.int32)
+        walks = [w for w in (build_walking_table(b, neighbors, goal) for b in partitions) if w]
+        moves = np.zeros((len(adj) * n, 4 + 3 * _ENTRIES), dtype=np.int32)
+        moves[:, -2] = -1
         for b in range(n):
             for i in range(ptr[b], ptr[b + 1]):
                 src = int(adj[i])  # the token moves src -> b
@@ -119,11 +141,25 @@ class TokenSearchProblem:
                             steps_along = li in where[b] and li in where[src] and abs(where[b][li] - where[src][li]) == 1
                             row[2 + 3 * row[1] : 5 + 3 * row[1]] = (li, delta, not steps_along)
                             row[1] += 1
+                    crossing = [p for p, w in enumerate(walks) if w.blocks[b] != w.blocks[src]]
+                    if len(crossing) > 1:
+                        raise ValueError("an edge crosses blocks in two walking partitions")
+                    if crossing:
+                        w = walks[crossing[0]]
+                        row[-2:] = crossing[0], w.code(w.blocks[b], w.blocks[src], w.goal_block[t])
         tables = [_conflict_table(len(line)) for line in lines]
         table_off = np.zeros(len(lines) + 1, dtype=np.int64)
         table_off[1:] = np.cumsum([len(tb) for tb in tables])
-        table = np.concatenate(tables) if tables else np.zeros(1, dtype=np.int8)
-        return cls(graph, dist.astype(np.int16), moves, lines, goal_index, table_off, table, bipartite)
+        walk_off = list(np.cumsum([0] + [len(w.dist) for w in walks]))
+        width = max([w.trans.shape[1] for w in walks], default=1)
+        walk_trans = np.full((max(walk_off[-1], 1), width), -1, dtype=np.int32)
+        for w, off in zip(walks, walk_off):
+            walk_trans[off : off + len(w.dist), : w.trans.shape[1]] = np.where(w.trans >= 0, w.trans + off, -1)
+        table = np.concatenate([np.zeros(0, np.int8), *tables, *(w.dist for w in walks)]).astype(np.int8)
+        if len(table) == 0:
+            table = np.zeros(1, dtype=np.int8)
+        return cls(graph, dist.astype(np.int16), moves, lines, goal_index, table_off, table,
+                   walk_trans, walks, walk_off[:-1], bipartite)
 
     def line_keys(self, state: Sequence[int]) -> np.ndarray:
         """Each conflict line's key for ``state`` (``state[node] = token``)."""
@@ -137,10 +173,23 @@ class TokenSearchProblem:
         """Sum over tokens of ``dist[token, node]`` (Manhattan distance on grids)."""
         return sum(int(self.dist[t, v]) for v, t in enumerate(state))
 
-    def heuristic(self, state: Sequence[int]) -> int:
-        """The bound h of ``state``: distance sum plus linear-conflict penalties."""
+    def conflict_sum(self, state: Sequence[int]) -> int:
+        """Linear-conflict penalties of ``state`` over all conflict lines."""
         keys = self.line_keys(state)
-        return self.distance_sum(state) + sum(int(self.table[self.table_off[li] + k]) for li, k in enumerate(keys))
+        return sum(int(self.table[self.table_off[li] + k]) for li, k in enumerate(keys))
+
+    def walk_states(self, state: Sequence[int]) -> list[int]:
+        """Global abstract state number of ``state`` in each walking partition."""
+        return [off + w.index[w.abstract(state)] for w, off in zip(self.walk_tables, self.walk_off)]
+
+    def walking_distance(self, state: Sequence[int]) -> int:
+        """Sum of the abstract distances over the walking partitions (0 if none)."""
+        off = int(self.table_off[-1])
+        return sum(int(self.table[off + s]) for s in self.walk_states(state))
+
+    def heuristic(self, state: Sequence[int]) -> int:
+        """The bound h of ``state``: max(distance sum + conflicts, walking distance)."""
+        return max(self.distance_sum(state) + self.conflict_sum(state), self.walking_distance(state))
 
 
 @dataclass
@@ -195,20 +244,23 @@ def _conflict_table(length: int) -> np.ndarray:
 
 
 @nb.njit(cache=True, nogil=True)
-def _dfs(tiles, blank, prev, g, md, lc, bound, graph, moves, table, keys, ctl, path):
+def _dfs(tiles, blank, prev, g, md, lc, wd, bound, graph, moves, table, keys, walk_trans, ctl, path):
     """One depth-first pass below ``bound``; returns _FOUND, _NOT_FOUND or _STOPPED.
 
-    ``md`` and ``lc`` are the distance-sum and line-conflict parts of the bound at this
-    node. ``graph`` is the CSR graph packed as ``adj_ptr`` followed by ``adj`` (pointers
-    already offset); ``moves`` the packed per-(edge, token) rows (see
-    ``TokenSearchProblem.moves``); ``keys`` hold each line's key plus its table offset.
-    Few, flat arguments keep the recursive call cheap. A child whose distance sum alone
-    exceeds the bound is cut before its lines are looked at; its f is then a lower bound
-    of its true f, which may only make the next bound smaller, never skip a solution.
-    On _FOUND, ``path[g:]`` holds the nodes the blank moves to; the board and keys are
+    ``md``, ``lc`` and ``wd`` are the parts of the bound at this node (see the module
+    docstring). ``graph`` is the packed CSR graph, ``moves`` the packed per-(edge, token)
+    rows (see :class:`TokenSearchProblem`); ``keys`` holds each line's key plus its table
+    offset, then each walking partition's abstract state (its distance is at
+    ``table[walk_base + state]``, ``walk_base`` being ``keys``' last entry). Few, flat
+    arguments keep the recursive call cheap. A child whose distance sum alone exceeds the
+    bound is cut before anything else is looked at; its f is then a lower bound of its
+    true f, which may only make the next bound smaller, never skip a solution. On
+    _FOUND, ``path[g:]`` holds the nodes the blank moves to; the board and keys are
     restored on every other return.
     """
     n = tiles.shape[0]
+    n_lines = keys.shape[0] - 1 - ctl[_WALKS]
+    walk_base = keys[keys.shape[0] - 1]
     for i in range(graph[blank], graph[blank + 1]):
         nxt = np.int64(graph[i])  # recursion arguments keep one type (cached recursion needs it)
         if nxt == prev:
@@ -233,17 +285,27 @@ def _dfs(tiles, blank, prev, g, md, lc, bound, graph, moves, table, keys, ctl, p
                     lc2 += table[keys[line]]
                 else:
                     keys[line] += moves[row, 3 + 3 * k]
-            f += lc2
+            wd2 = wd
+            part = moves[row, 14]
+            old = 0
+            if part >= 0:
+                old = keys[n_lines + part]
+                new = walk_trans[old, moves[row, 15]]
+                wd2 += table[walk_base + new] - table[walk_base + old]
+                keys[n_lines + part] = new
+            h2 = max(md2 + lc2, wd2)
+            f = g + 1 + h2
             if f > bound:
                 if f < ctl[_MIN_F]:
                     ctl[_MIN_F] = f
-            elif md2 + lc2 == 0:
+            elif md2 == 0:
                 path[g] = nxt
                 return _FOUND
             else:
                 tiles[blank] = t
                 tiles[nxt] = 0
-                status = _dfs(tiles, nxt, blank, g + 1, md2, lc2, bound, graph, moves, table, keys, ctl, path)
+                status = _dfs(tiles, nxt, blank, g + 1, md2, lc2, wd2, bound, graph, moves, table, keys,
+                              walk_trans, ctl, path)
                 if status == _FOUND:
                     path[g] = nxt
                     return _FOUND
@@ -251,18 +313,32 @@ def _dfs(tiles, blank, prev, g, md, lc, bound, graph, moves, table, keys, ctl, p
                 tiles[blank] = 0
             for k in range(count):
                 keys[moves[row, 2 + 3 * k]] -= moves[row, 3 + 3 * k]
+            if part >= 0:
+                keys[n_lines + part] = old
         if status == _STOPPED or ((ctl[_NODES] & 0xFFFFF) == 0 and ctl[_STOP] != 0):
             return _STOPPED
     return _NOT_FOUND
 
 
-def _run_pass(problem, tiles, blank, md, lc, bound, keys, ctl, path):
-    """Run one pass in a worker thread (deep recursion gets a large stack); return its status."""
+def _run_pass(problem, start, bound, ctl, path):
+    """Start one pass from ``start`` in a worker thread (deep recursion gets a large stack).
+
+    Returns the thread and a one-item list that receives the pass's status.
+    """
     out = [_NOT_FOUND]
+    tiles = np.asarray(start, dtype=np.int64).copy()
+    blank = int(np.flatnonzero(tiles == 0)[0])
+    keys = np.concatenate([
+        problem.line_keys(start) + problem.table_off[:-1],
+        np.array(problem.walk_states(start), dtype=np.int64),
+        np.array([problem.table_off[-1]], dtype=np.int64),
+    ])
+    md, lc, wd = problem.distance_sum(start), problem.conflict_sum(start), problem.walking_distance(start)
 
     def work():
-        out[0] = _dfs(tiles, np.int64(blank), np.int64(-1), np.int64(0), np.int64(md), np.int64(lc), np.int64(bound),
-                      problem.graph, problem.moves, problem.table, keys, ctl, path)
+        out[0] = _dfs(tiles, np.int64(blank), np.int64(-1), np.int64(0), np.int64(md), np.int64(lc),
+                      np.int64(wd), np.int64(bound), problem.graph, problem.moves, problem.table, keys,
+                      problem.walk_trans, ctl, path)
 
     old = threading.stack_size(256 << 20)
     try:
@@ -301,20 +377,16 @@ def ida_star(
         ``moves`` lists the node the blank moves to at each step.
     """
     t0 = time.perf_counter()
-    tiles = np.asarray(start, dtype=np.int64).copy()
-    blank = int(np.flatnonzero(tiles == 0)[0])
     h0 = problem.heuristic(start)
-    md0 = problem.distance_sum(start)
     if h0 == 0:
         return IDAResult([], 0, 0, time.perf_counter() - t0)
     bound, nodes = h0, 0
     while True:
-        ctl = np.array([0, _BIG, 0], dtype=np.int64)
+        ctl = np.array([0, _BIG, 0, len(problem.walk_tables)], dtype=np.int64)
         path = np.zeros(bound + 1, dtype=np.int32)
         if progress:
             progress(bound, nodes, time.perf_counter() - t0)
-        keys = problem.line_keys(start) + problem.table_off[:-1]
-        thread, out = _run_pass(problem, tiles, blank, md0, h0 - md0, bound, keys, ctl, path)
+        thread, out = _run_pass(problem, start, bound, ctl, path)
         try:
             while thread.is_alive():
                 thread.join(poll)
