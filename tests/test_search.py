@@ -3,6 +3,7 @@
 import random
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -160,3 +161,17 @@ def test_bigger_boards_parse_check_draw_replay():
     assert p.check(state).solvable
     assert len(p.draw(state).splitlines()) == 10
     assert p.replay(p.goal, moves)[-1] == state
+
+
+def test_bfs_time_limit_and_size_guard():
+    p = ps.load_puzzle("flip:6x6")
+    rng = random.Random(5)
+    start = p.goal
+    for _ in range(40):
+        start = p.apply(start, rng.randrange(12))
+    for method in ("bfs", "bibfs"):
+        with pytest.raises(ps.SearchStopped, match="time limit") as info:
+            ps.solve(p, start, method=method, time_limit=0.05)
+        assert info.value.seconds >= 0.05 and info.value.nodes > 0
+    with pytest.raises(ps.SearchStopped, match="1,000 states"):
+        bfs(p, start, p.goal, max_states=1000)

@@ -144,7 +144,7 @@ def _progress(enabled: bool):
 
 def _print_solution(sol: Solution, quiet: bool) -> None:
     p = sol.puzzle
-    rate = f", {sol.nodes / sol.seconds / 1e6:.1f} M nodes/s" if sol.seconds > 0.01 else ""
+    rate = f", {sol.nodes / sol.seconds:,.0f} nodes/s" if sol.seconds > 0.01 else ""
     out.print(f"{p.spec}: optimal solution, {sol.length} moves "
               f"({sol.method}, {sol.nodes:,} nodes, {sol.seconds:.3f} s{rate})", markup=False)
     for name, moves in sol.notations.items():

@@ -101,7 +101,7 @@ def solve(
         found = ida_star(problem, start, time_limit=time_limit, progress=progress)
     else:
         run = bfs_search.bfs if method == "bfs" else bfs_search.bidirectional_bfs
-        found = run(puzzle, start, puzzle.goal)
+        found = run(puzzle, start, puzzle.goal, time_limit=time_limit)
     if found is None:
         raise Unsolvable(_exhausted())
     moves, nodes = found.moves, found.nodes

@@ -7,6 +7,7 @@ guard and raises :class:`~puzzlespace.errors.SearchStopped` rather than exhausti
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 from ..errors import SearchStopped
@@ -21,6 +22,25 @@ class PathResult:
     nodes: int
 
 
+class _Clock:
+    """Raises SearchStopped once ``time_limit`` seconds have passed (checked every call)."""
+
+    def __init__(self, time_limit: float | None):
+        self.t0 = time.perf_counter()
+        self.limit = time_limit
+
+    def check(self, nodes: int, what: str) -> None:
+        if self.limit is None:
+            return
+        elapsed = time.perf_counter() - self.t0
+        if elapsed > self.limit:
+            raise SearchStopped(f"time limit of {self.limit:g} s reached during {what}", nodes=nodes, seconds=elapsed)
+
+    def too_big(self, nodes: int, what: str, max_states: int, advice: str) -> SearchStopped:
+        return SearchStopped(f"{what} passed {max_states:,} states; {advice}", nodes=nodes,
+                             seconds=time.perf_counter() - self.t0)
+
+
 def _walk_back(parents: dict, state: State) -> list[int]:
     """Moves leading to ``state`` in a parent map ``state -> (previous state, move)``."""
     moves = []
@@ -31,8 +51,11 @@ def _walk_back(parents: dict, state: State) -> list[int]:
     return moves[::-1]
 
 
-def bfs(puzzle: Puzzle, start: State, goal: State, max_states: int = 5_000_000) -> PathResult | None:
+def bfs(
+    puzzle: Puzzle, start: State, goal: State, max_states: int = 5_000_000, time_limit: float | None = None
+) -> PathResult | None:
     """Shortest path by plain BFS from ``start``; None when ``goal`` is unreachable."""
+    clock = _Clock(time_limit)
     parents: dict[State, tuple[State, int] | None] = {start: None}
     frontier = [start]
     nodes = 0
@@ -49,14 +72,15 @@ def bfs(puzzle: Puzzle, start: State, goal: State, max_states: int = 5_000_000) 
                 if t == goal:
                     return PathResult(_walk_back(parents, t), nodes)
                 nxt.append(t)
-        if len(parents) > max_states:
-            raise SearchStopped(f"BFS passed {max_states:,} states; use --method ida or bibfs", nodes=nodes)
+            if len(parents) > max_states:
+                raise clock.too_big(nodes, "BFS", max_states, "use --method ida or bibfs")
+            clock.check(nodes, "BFS")
         frontier = nxt
     return None
 
 
 def bidirectional_bfs(
-    puzzle: Puzzle, start: State, goal: State, max_states: int = 5_000_000
+    puzzle: Puzzle, start: State, goal: State, max_states: int = 5_000_000, time_limit: float | None = None
 ) -> PathResult | None:
     """Shortest path by BFS from both ends, expanding the smaller frontier a whole layer at a time.
 
@@ -67,6 +91,7 @@ def bidirectional_bfs(
     """
     if start == goal:
         return PathResult([], 0)
+    clock = _Clock(time_limit)
     fwd: dict[State, tuple[State, int] | None] = {start: None}
     bwd: dict[State, tuple[State, int] | None] = {goal: None}
     depth = {start: 0, goal: 0}
@@ -87,6 +112,9 @@ def bidirectional_bfs(
                     meets.append(t)
                 else:
                     depth[t] = depth[s] + 1
+            if len(fwd) + len(bwd) > max_states:
+                raise clock.too_big(nodes, "bidirectional BFS", max_states, "use --method ida")
+            clock.check(nodes, "bidirectional BFS")
         if meets:
             meet = min(meets, key=depth.__getitem__)
             return PathResult(_join(puzzle, fwd, bwd, meet), nodes)
@@ -94,10 +122,6 @@ def bidirectional_bfs(
             f_front = nxt
         else:
             b_front = nxt
-        if len(fwd) + len(bwd) > max_states:
-            raise SearchStopped(
-                f"bidirectional BFS passed {max_states:,} states; use --method ida", nodes=nodes
-            )
     return None
 
 
