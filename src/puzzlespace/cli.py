@@ -7,6 +7,7 @@ undecided (time limit, size guard, a question beyond the limits), 130 interrupte
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from contextlib import contextmanager
@@ -202,12 +203,25 @@ def demo() -> None:
 
 
 def main() -> None:
-    """Entry point of the ``puzzlespace`` script."""
+    """Entry point of the ``puzzlespace`` script.
+
+    Ends the process with ``os._exit`` once the output is flushed: the interpreter's
+    teardown (numba and LLVM finalisers) would otherwise add about 0.3 s to every command.
+    """
+    code = 0
     try:
         app()
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except KeyboardInterrupt:  # pragma: no cover - outside a command
         err.print("stopped: interrupted", markup=False)
-        sys.exit(130)
+        code = 130
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BrokenPipeError:  # pragma: no cover - the reader went away
+        code = code or 1
+    os._exit(code)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -195,6 +195,11 @@ class TokenPuzzle(Puzzle):
         return []
 
     def search_problem(self):
+        """The IDA* tables of this puzzle (built once per puzzle object)."""
+        return self._search_problem
+
+    @cached_property
+    def _search_problem(self):
         from ..search.ida import TokenSearchProblem
 
         dist = np.zeros((self.n_cells, self.n_cells), dtype=np.int16)

@@ -252,9 +252,10 @@ def _dfs(tiles, blank, prev, g, md, lc, wd, bound, graph, moves, table, keys, wa
     rows (see :class:`TokenSearchProblem`); ``keys`` holds each line's key plus its table
     offset, then each walking partition's abstract state (its distance is at
     ``table[walk_base + state]``, ``walk_base`` being ``keys``' last entry). Few, flat
-    arguments keep the recursive call cheap. A child whose distance sum alone exceeds the
-    bound is cut before anything else is looked at; its f is then a lower bound of its
-    true f, which may only make the next bound smaller, never skip a solution. On
+    arguments keep the recursive call cheap. A child is cut as soon as one part of its
+    bound exceeds the threshold (distance sum, then walking distance, then distance sum
+    plus conflicts), before the rest is looked at; its recorded f is then a lower bound of
+    its true f, which may only make the next bound smaller, never skip a solution. On
     _FOUND, ``path[g:]`` holds the nodes the blank moves to; the board and keys are
     restored on every other return.
     """
@@ -275,16 +276,6 @@ def _dfs(tiles, blank, prev, g, md, lc, wd, bound, graph, moves, table, keys, wa
             if f < ctl[_MIN_F]:
                 ctl[_MIN_F] = f
         else:
-            lc2 = lc
-            count = moves[row, 1]
-            for k in range(count):
-                line = moves[row, 2 + 3 * k]
-                if moves[row, 4 + 3 * k]:
-                    lc2 -= table[keys[line]]
-                    keys[line] += moves[row, 3 + 3 * k]
-                    lc2 += table[keys[line]]
-                else:
-                    keys[line] += moves[row, 3 + 3 * k]
             wd2 = wd
             part = moves[row, 14]
             old = 0
@@ -292,29 +283,44 @@ def _dfs(tiles, blank, prev, g, md, lc, wd, bound, graph, moves, table, keys, wa
                 old = keys[n_lines + part]
                 new = walk_trans[old, moves[row, 15]]
                 wd2 += table[walk_base + new] - table[walk_base + old]
-                keys[n_lines + part] = new
-            h2 = max(md2 + lc2, wd2)
-            f = g + 1 + h2
+            f = g + 1 + wd2
             if f > bound:
                 if f < ctl[_MIN_F]:
                     ctl[_MIN_F] = f
-            elif md2 == 0:
-                path[g] = nxt
-                return _FOUND
             else:
-                tiles[blank] = t
-                tiles[nxt] = 0
-                status = _dfs(tiles, nxt, blank, g + 1, md2, lc2, wd2, bound, graph, moves, table, keys,
-                              walk_trans, ctl, path)
-                if status == _FOUND:
+                if part >= 0:
+                    keys[n_lines + part] = new
+                lc2 = lc
+                count = moves[row, 1]
+                for k in range(count):
+                    line = moves[row, 2 + 3 * k]
+                    if moves[row, 4 + 3 * k]:
+                        lc2 -= table[keys[line]]
+                        keys[line] += moves[row, 3 + 3 * k]
+                        lc2 += table[keys[line]]
+                    else:
+                        keys[line] += moves[row, 3 + 3 * k]
+                f = g + 1 + md2 + lc2
+                if f > bound:
+                    if f < ctl[_MIN_F]:
+                        ctl[_MIN_F] = f
+                elif md2 == 0:
                     path[g] = nxt
                     return _FOUND
-                tiles[nxt] = t
-                tiles[blank] = 0
-            for k in range(count):
-                keys[moves[row, 2 + 3 * k]] -= moves[row, 3 + 3 * k]
-            if part >= 0:
-                keys[n_lines + part] = old
+                else:
+                    tiles[blank] = t
+                    tiles[nxt] = 0
+                    status = _dfs(tiles, nxt, blank, g + 1, md2, lc2, wd2, bound, graph, moves, table,
+                                  keys, walk_trans, ctl, path)
+                    if status == _FOUND:
+                        path[g] = nxt
+                        return _FOUND
+                    tiles[nxt] = t
+                    tiles[blank] = 0
+                for k in range(count):
+                    keys[moves[row, 2 + 3 * k]] -= moves[row, 3 + 3 * k]
+                if part >= 0:
+                    keys[n_lines + part] = old
         if status == _STOPPED or ((ctl[_NODES] & 0xFFFFF) == 0 and ctl[_STOP] != 0):
             return _STOPPED
     return _NOT_FOUND
