@@ -16,7 +16,7 @@ from .families import FlipPuzzle, GraphPuzzle, JumpPuzzle, Puzzle, SlidingPuzzle
 from .registry import load_puzzle
 from .solver import Solution, solve
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 __all__ = [
     "FlipPuzzle", "GraphPuzzle", "JumpPuzzle", "Puzzle", "SlidingPuzzle", "TokenPuzzle", "Verdict",

@@ -89,6 +89,10 @@ class Puzzle(ABC):
         """Exact number of positions reachable from the goal, where the family knows it."""
         return None
 
+    def state_index(self):
+        """The family's rank/unrank between positions and ``0..size-1`` (see :mod:`puzzlespace.explore`)."""
+        raise PuzzleError(f"{self.spec} has no state index, so it cannot be explored")
+
     def search_problem(self):
         """Arrays for compiled heuristic search (:mod:`puzzlespace.search.ida`), or None."""
         return None

@@ -151,3 +151,9 @@ class FlipPuzzle(Puzzle):
             else:
                 total *= 2 ** len(orbit)
         return total
+
+    def state_index(self):
+        """Rank/unrank of the reachable positions (:class:`~puzzlespace.families.flip_index.FlipIndex`)."""
+        from .flip_index import FlipIndex
+
+        return FlipIndex(self)

@@ -186,6 +186,18 @@ class TokenPuzzle(Puzzle):
         """
         return []
 
+    def state_index(self):
+        """Rank/unrank of positions (:class:`~puzzlespace.families.token_index.TokenIndex`)."""
+        return self._state_index
+
+    @cached_property
+    def _state_index(self):
+        from .token_index import MAX_NODES, TokenIndex
+
+        if self.n_cells > MAX_NODES:
+            raise PuzzleError(f"exploring is limited to {MAX_NODES} cells; {self.spec} has {self.n_cells}")
+        return TokenIndex(self)
+
     def walking_partitions(self) -> list[list[int]]:
         """Partitions of the nodes (block id per node) for the walking-distance bound.
 

@@ -1,0 +1,229 @@
+"""Layer-by-layer BFS over a minimal perfect hash, 2 bits per state, on every core.
+
+The engine knows nothing of any family: it needs a *state index* (``puzzle.state_index()``)
+with ``size``, ``group`` (ranks per chunk alignment), ``max_degree``, ``rank``,
+``unrank`` and ``expand(table, frontier, lo, hi, dmod, out) -> count``, a compiled,
+read-only function of (table snapshot, chunk of ranks) that lists the unreached
+neighbours of the chunk's frontier states. Chunks are expanded in parallel threads (the
+kernels release the GIL) and their marks merged into the table by the calling thread;
+the same split lets a distributed engine run chunks elsewhere.
+
+Table: depth mod 3 per state, 3 for not reached (2 bits). Frontier: one transient bit
+per state, set for the layer being expanded; new states are added to it as they are
+found and expansion takes only states whose entry is the current depth mod 3, so after
+a layer one pass keeps exactly the new layer. Memory per state: 3 bits.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from ..errors import PuzzleError
+from ..families.base import Puzzle, State
+from . import checkpoint
+from .resources import available_memory, free_disk, human, peak_rss
+from .table import collect_bits, keep_value, merge_marks, new_bits, new_table, set2, set_bit
+
+#: States per chunk (rounded to the index's group size and to 64).
+CHUNK_STATES = 1 << 18
+
+
+@dataclass
+class ExploreResult:
+    """What a complete exploration found.
+
+    ``depth_counts[d]`` is the number of positions exactly ``d`` moves from the goal;
+    ``antipodes`` the first ``antipode_limit`` positions at ``max_depth`` (by rank),
+    ``antipode_count`` all of them.
+    """
+
+    puzzle: str
+    goal: State
+    states: int
+    max_depth: int
+    depth_counts: list[int]
+    antipode_count: int
+    antipodes: list[State]
+    seconds: float
+    peak_memory_bytes: int
+    scheme: str
+    rank_space: int
+    threads: int
+    table: np.ndarray | None = field(default=None, repr=False)
+
+    def to_json(self) -> dict:
+        return {
+            "puzzle": self.puzzle,
+            "goal": list(self.goal),
+            "states": self.states,
+            "max_depth": self.max_depth,
+            "depth_counts": self.depth_counts,
+            "antipode_count": self.antipode_count,
+            "antipodes": [list(s) for s in self.antipodes],
+            "seconds": round(self.seconds, 3),
+            "peak_memory_bytes": self.peak_memory_bytes,
+            "scheme": self.scheme,
+            "rank_space": self.rank_space,
+            "threads": self.threads,
+        }
+
+
+@dataclass
+class Plan:
+    """Bytes a run needs in memory and on disk."""
+
+    memory: int
+    disk: int
+
+
+def plan(index, threads: int, with_checkpoints: bool) -> Plan:
+    table = (index.size + 3) // 4
+    bits = ((index.size + 63) // 64) * 8
+    chunk = _chunk_size(index)
+    buffers = 2 * threads * chunk * index.max_degree * 8
+    return Plan(memory=table + bits + buffers + (64 << 20), disk=2 * (table + bits) if with_checkpoints else 0)
+
+
+def check_resources(need: Plan, max_memory: int | None, out_dir: Path | None) -> None:
+    """Refuse, with what is needed, what is there and what to do, when a run cannot fit."""
+    avail = available_memory()
+    limit = min(avail, max_memory) if max_memory else avail
+    if need.memory > limit:
+        what = f"--max-memory {human(max_memory)}" if max_memory and max_memory < avail else f"{human(avail)} available"
+        raise PuzzleError(
+            f"exploring needs about {human(need.memory)} of memory but there is {what}; "
+            "free memory or run it on a larger machine"
+        )
+    if out_dir is not None and need.disk > free_disk(out_dir):
+        raise PuzzleError(
+            f"checkpoints need about {human(need.disk)} of disk in {str(out_dir)!r} but only "
+            f"{human(free_disk(out_dir))} is free; choose another --out"
+        )
+
+
+def _chunk_size(index) -> int:
+    step = index.group * 64
+    return max(step, (CHUNK_STATES // step) * step)
+
+
+def explore(
+    puzzle: Puzzle,
+    *,
+    threads: int | None = None,
+    out_dir: str | Path | None = None,
+    resume: bool = False,
+    max_memory: int | None = None,
+    antipode_limit: int = 100,
+    progress: Callable[[int, int, int], None] | None = None,
+    keep_table: bool = False,
+) -> ExploreResult:
+    """Enumerate every position reachable from ``puzzle.goal``, layer by layer.
+
+    Parameters
+    ----------
+    threads : int, optional
+        Worker threads (default: all cores).
+    out_dir : path, optional
+        Write a checkpoint after every layer; with ``resume`` continue from it.
+    max_memory : int, optional
+        Refuse to start if the run needs more bytes than this.
+    progress : callable(depth, chunks done, chunks), optional
+        Called as chunks of a layer finish.
+    keep_table : bool
+        Return the final 2-bit table (depth mod 3 per rank) in ``result.table``.
+    """
+    t0 = time.perf_counter()
+    index = puzzle.state_index()
+    threads = threads or os.cpu_count() or 1
+    out = Path(out_dir) if out_dir is not None else None
+    check_resources(plan(index, threads, out is not None), max_memory, out)
+    goal = list(puzzle.goal)
+    size = index.size
+    if resume:
+        if out is None:
+            raise PuzzleError("--resume needs --out DIR (the checkpoint directory)")
+        manifest, table, frontier = checkpoint.load(out, puzzle.spec, goal, index.scheme, size)
+        depth, counts, done_before = manifest.depth, list(manifest.depth_counts), manifest.seconds
+    else:
+        table, frontier = new_table(size), new_bits(size)
+        g = index.rank(puzzle.goal)
+        set2(table, g, 0)
+        set_bit(frontier, g)
+        depth, counts, done_before = 0, [1], 0.0
+        if out is not None:
+            _save(out, puzzle, goal, index, depth, counts, table, frontier, done_before)
+    chunk = _chunk_size(index)
+    chunks = [(lo, min(lo + chunk, size)) for lo in range(0, size, chunk)]
+    with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="puzzlespace-explore") as pool:
+        while True:
+            added = _expand_layer(pool, index, table, frontier, chunks, depth, threads, progress)
+            if added == 0:
+                break
+            depth += 1
+            counts.append(added)
+            _keep_layer(pool, table, frontier, chunks, size, depth % 3)
+            if out is not None:
+                _save(out, puzzle, goal, index, depth, counts, table, frontier,
+                      done_before + time.perf_counter() - t0)
+    found = np.empty(max(antipode_limit, 0), dtype=np.int64)
+    written, total = collect_bits(frontier, 0, len(frontier) * 8, found)
+    antipodes = [index.unrank(int(i)) for i in found[:written]]
+    return ExploreResult(
+        puzzle=puzzle.spec, goal=puzzle.goal, states=sum(counts), max_depth=depth, depth_counts=counts,
+        antipode_count=int(total), antipodes=antipodes, seconds=done_before + time.perf_counter() - t0,
+        peak_memory_bytes=peak_rss(), scheme=index.scheme, rank_space=size, threads=threads,
+        table=table if keep_table else None,
+    )
+
+
+def _save(out, puzzle, goal, index, depth, counts, table, frontier, seconds) -> None:
+    manifest = checkpoint.Manifest(puzzle=puzzle.spec, goal=goal, scheme=index.scheme, size=index.size,
+                                   depth=depth, depth_counts=counts, seconds=seconds)
+    checkpoint.save(out, manifest, table, frontier)
+
+
+def _expand_layer(pool, index, table, frontier, chunks, depth, threads, progress) -> int:
+    """Expand every chunk of layer ``depth``; merge the marks as they come; return states added."""
+    dmod, new = depth % 3, (depth + 1) % 3
+    cap = _chunk_size(index) * index.max_degree
+    free_buffers = [np.empty(cap, dtype=np.int64) for _ in range(2 * threads)]
+    pending = {}
+    added = 0
+    done = 0
+    todo = iter(chunks)
+
+    def submit() -> bool:
+        nxt = next(todo, None)
+        if nxt is None:
+            return False
+        buf = free_buffers.pop()
+        pending[pool.submit(index.expand, table, frontier, nxt[0], nxt[1], dmod, buf)] = buf
+        return True
+
+    while free_buffers and submit():
+        pass
+    while pending:
+        finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+        for fut in finished:
+            buf = pending.pop(fut)
+            added += int(merge_marks(table, frontier, buf, fut.result(), new))
+            free_buffers.append(buf)
+            done += 1
+            if progress:
+                progress(depth + 1, done, len(chunks))
+            submit()
+    return added
+
+
+def _keep_layer(pool, table, frontier, chunks, size, value) -> None:
+    """Leave in the frontier only the states of the new layer (entry == ``value``)."""
+    end = len(frontier) * 8
+    spans = [(lo, hi if hi < size else end) for lo, hi in chunks]
+    list(pool.map(lambda s: keep_value(table, frontier, s[0], s[1], value), spans))

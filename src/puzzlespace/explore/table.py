@@ -1,0 +1,107 @@
+"""Packed per-state tables: 2 bits per state (depth mod 3, or 3 = not reached) and a
+1-bit transient frontier, plus the compiled loops that touch them.
+
+Memory per state: 2 bits (table) + 1 bit (frontier) = 0.375 bytes.
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+UNSEEN = 3
+
+
+def new_table(size: int) -> np.ndarray:
+    """A table of ``size`` 2-bit entries, all UNSEEN."""
+    return np.full((size + 3) // 4, 0xFF, dtype=np.uint8)
+
+
+def new_bits(size: int) -> np.ndarray:
+    """A bitmap of ``size`` bits, all clear (padded to whole 64-bit words)."""
+    return np.zeros(((size + 63) // 64) * 8, dtype=np.uint8)
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def get2(table, i):
+    return (table[i >> 2] >> ((i & 3) << 1)) & 3
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def set2(table, i, v):
+    s = (i & 3) << 1
+    table[i >> 2] = (table[i >> 2] & ~np.uint8(3 << s)) | np.uint8(v << s)
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def get_bit(bits, i):
+    return (bits[i >> 3] >> (i & 7)) & 1
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def set_bit(bits, i):
+    bits[i >> 3] |= np.uint8(1 << (i & 7))
+
+
+@nb.njit(cache=True, nogil=True)
+def merge_marks(table, frontier, marks, count, value):
+    """Set every UNSEEN state in ``marks[:count]`` to ``value`` and into the frontier.
+
+    Returns the number of states newly set (duplicates in ``marks`` count once).
+    """
+    added = 0
+    for j in range(count):
+        i = marks[j]
+        if get2(table, i) == 3:
+            set2(table, i, value)
+            set_bit(frontier, i)
+            added += 1
+    return added
+
+
+@nb.njit(cache=True, nogil=True)
+def keep_value(table, frontier, lo, hi, value):
+    """Clear frontier bits in states ``[lo, hi)`` whose table entry is not ``value``.
+
+    ``lo`` and ``hi`` are multiples of 64 (or ``hi`` the padded end). Returns the number
+    of bits left set.
+    """
+    kept = 0
+    for byte in range(lo >> 3, hi >> 3):
+        f = frontier[byte]
+        if f == 0:
+            continue
+        keep = 0
+        for b in range(8):
+            if (f >> b) & 1 and get2(table, (byte << 3) + b) == value:
+                keep |= 1 << b
+                kept += 1
+        frontier[byte] = keep
+    return kept
+
+
+@nb.njit(cache=True, nogil=True)
+def collect_bits(bits, lo, hi, out):
+    """Write up to ``len(out)`` indices of set bits in ``[lo, hi)`` into ``out``; return (written, total)."""
+    n = 0
+    total = 0
+    for byte in range(lo >> 3, hi >> 3):
+        f = bits[byte]
+        if f == 0:
+            continue
+        for b in range(8):
+            if (f >> b) & 1:
+                if n < out.shape[0]:
+                    out[n] = (byte << 3) + b
+                    n += 1
+                total += 1
+    return n, total
+
+
+@nb.njit(cache=True, nogil=True)
+def count_values(table, size):
+    """How many of the first ``size`` entries hold 0, 1, 2 and 3."""
+    counts = np.zeros(4, dtype=np.int64)
+    for i in range(size):
+        counts[get2(table, i)] += 1
+    return counts

@@ -1,0 +1,224 @@
+"""Minimal perfect hash of token-puzzle positions, and its compiled BFS expansion.
+
+Rank layout: ``rank = group * n + blank``. The *sequence* of a position is its tokens
+read in node order, skipping the blank; ``r`` is the sequence's lexicographic rank among
+the (n-1)! orders of tokens 1..n-1.
+
+* Bipartite graphs: every move is one swap and moves the blank to the other colour, so
+  the sequence's parity is fixed by the blank's node (:func:`needed_parity`). Ranks
+  ``2k`` and ``2k+1`` differ exactly by swapping the last two tokens, so by parity, and
+  ``group = r // 2``: n!/2 ranks.
+* Other graphs: ``group = r``: n! ranks.
+
+On a 2-connected graph other than a cycle or theta-0 (Wilson's theorem), and so on every
+sliding puzzle but 2x2 and on line-jump puzzles with distance 1 allowed, exactly these
+positions are reachable, and the hash is minimal. On other graphs the rank space is a
+superset and unreached ranks stay unreached.
+
+All the n positions of one group are side by side; a move between nodes ``b`` and
+``b +- 1`` keeps the sequence, so horizontal moves on a grid stay inside the group.
+"""
+
+from __future__ import annotations
+
+from math import factorial
+
+import numba as nb
+import numpy as np
+
+from ..explore.table import get2, get_bit
+from .base import State
+
+MAX_NODES = 20
+
+
+@nb.njit(cache=True, nogil=True)
+def _unrank_perm(r, m, fact, out):
+    """Write the permutation of 0..m-1 with lexicographic rank ``r`` into ``out``; return its parity."""
+    free = np.empty(m, dtype=np.int64)
+    for i in range(m):
+        free[i] = i
+    left = m
+    parity = 0
+    for i in range(m):
+        f = fact[m - 1 - i]
+        d = r // f
+        r -= d * f
+        parity += d
+        out[i] = free[d]
+        for j in range(d, left - 1):
+            free[j] = free[j + 1]
+        left -= 1
+    return parity & 1
+
+
+@nb.njit(cache=True, nogil=True)
+def _rank_perm(seq, m, fact):
+    """Lexicographic rank of ``seq`` (a permutation of 0..m-1)."""
+    r = 0
+    for i in range(m):
+        smaller = 0
+        for j in range(i + 1, m):
+            if seq[j] < seq[i]:
+                smaller += 1
+        r += smaller * fact[m - 1 - i]
+    return r
+
+
+@nb.njit(cache=True, nogil=True)
+def _rank_cells(cells, n, bipartite, fact):
+    """Rank of the position ``cells`` (token per node, 0 the blank)."""
+    seq = np.empty(n - 1, dtype=np.int64)
+    k = 0
+    blank = 0
+    for v in range(n):
+        if cells[v] == 0:
+            blank = v
+        else:
+            seq[k] = cells[v] - 1
+            k += 1
+    r = _rank_perm(seq, n - 1, fact)
+    if bipartite:
+        r >>= 1
+    return r * n + blank
+
+
+@nb.njit(cache=True, nogil=True)
+def _unrank_cells(i, n, bipartite, need, fact, cells):
+    """Write the position of rank ``i`` into ``cells``."""
+    group = i // n
+    blank = i - group * n
+    seq = np.empty(n - 1, dtype=np.int64)
+    r = group * 2 if bipartite else group
+    parity = _unrank_perm(r, n - 1, fact, seq)
+    if bipartite and parity != need[blank] and n >= 3:
+        seq[n - 3], seq[n - 2] = seq[n - 2], seq[n - 3]
+    k = 0
+    for v in range(n):
+        if v == blank:
+            cells[v] = 0
+        else:
+            cells[v] = seq[k] + 1
+            k += 1
+
+
+@nb.njit(cache=True, nogil=True)
+def expand_groups(table, frontier, lo, hi, dmod, n, ptr, adj, bipartite, need, fact, out):
+    """Neighbours of the frontier states in ranks ``[lo, hi)`` that are not yet reached.
+
+    Reads only: a state is expanded when its frontier bit is set and its table entry is
+    ``dmod``. Writes the ranks of its UNSEEN neighbours into ``out`` (duplicates
+    possible) and returns how many.
+    """
+    cells = np.empty(n, dtype=np.int64)
+    seq = np.empty(n - 1, dtype=np.int64)
+    count = 0
+    for group in range(lo // n, hi // n):
+        base = group * n
+        any_frontier = False
+        for b in range(n):
+            if get_bit(frontier, base + b) and get2(table, base + b) == dmod:
+                any_frontier = True
+                break
+        if not any_frontier:
+            continue
+        r = group * 2 if bipartite else group
+        parity = _unrank_perm(r, n - 1, fact, seq)
+        for b in range(n):
+            i = base + b
+            if not get_bit(frontier, i) or get2(table, i) != dmod:
+                continue
+            swap = bipartite and parity != need[b] and n >= 3
+            k = 0
+            for v in range(n):
+                if v == b:
+                    cells[v] = 0
+                else:
+                    cells[v] = seq[k] + 1
+                    k += 1
+            if swap:
+                # the position uses the odd partner 2k+1: last two tokens swapped
+                last = -1
+                prev = -1
+                for v in range(n - 1, -1, -1):
+                    if v != b:
+                        if last < 0:
+                            last = v
+                        else:
+                            prev = v
+                            break
+                cells[last], cells[prev] = cells[prev], cells[last]
+            for e in range(ptr[b], ptr[b + 1]):
+                u = adj[e]
+                cells[b] = cells[u]
+                cells[u] = 0
+                j = _rank_cells(cells, n, bipartite, fact)
+                if get2(table, j) == 3:
+                    out[count] = j
+                    count += 1
+                cells[u] = cells[b]
+                cells[b] = 0
+    return count
+
+
+def needed_parity(neighbors, colouring, goal: State) -> np.ndarray:
+    """For a bipartite graph: the parity the sequence must have with the blank on each node.
+
+    A position's permutation parity relative to the goal equals the parity of the blank's
+    distance from its goal node (each move is one swap and changes the blank's colour).
+    With ``P(s) = inversions(sequence) + blank`` (mod 2) the parity of moving the blank to
+    the end and reading the rest in order, this fixes the sequence's inversion parity.
+    """
+    n = len(goal)
+    goal_seq = [t for t in goal if t]
+    inv = sum(1 for i in range(len(goal_seq)) for j in range(i + 1, len(goal_seq)) if goal_seq[i] > goal_seq[j])
+    gb = goal.index(0)
+    p_goal = (inv + gb) & 1
+    return np.array([(colouring[b] + colouring[gb] + p_goal + b) & 1 for b in range(n)], dtype=np.int64)
+
+
+class TokenIndex:
+    """Rank/unrank of a token puzzle's positions (see the module docstring).
+
+    Attributes
+    ----------
+    size : int
+        Number of ranks: n!/2 on bipartite graphs, n! otherwise.
+    minimal : bool
+        True where every rank is a reachable position (Wilson's theorem applies).
+    group : int
+        Ranks per group (n); chunks of the rank range are cut at multiples of it.
+    scheme : str
+        Name and version of the layout (recorded in checkpoints and tablebases).
+    """
+
+    def __init__(self, puzzle):
+        g = puzzle.graph
+        n = g.n
+        if n > MAX_NODES:
+            raise ValueError(f"state index limited to {MAX_NODES} nodes, got {n}")
+        self.n = n
+        self.bipartite = g.is_bipartite
+        self.fact = np.array([factorial(i) for i in range(n + 1)], dtype=np.int64)
+        self.ptr = np.zeros(n + 1, dtype=np.int64)
+        self.ptr[1:] = np.cumsum([len(a) for a in g.neighbors])
+        self.adj = np.array([v for a in g.neighbors for v in a], dtype=np.int64)
+        self.need = needed_parity(g.neighbors, g.colouring, puzzle.goal) if self.bipartite else np.zeros(n, np.int64)
+        self.size = n * (factorial(n - 1) // (2 if self.bipartite else 1))
+        self.minimal = puzzle.reachable_count() == self.size
+        self.group = n
+        self.max_degree = max(len(a) for a in g.neighbors)
+        self.scheme = f"token-group-lex/{'half' if self.bipartite else 'full'}/v1"
+
+    def rank(self, state: State) -> int:
+        return int(_rank_cells(np.asarray(state, dtype=np.int64), self.n, self.bipartite, self.fact))
+
+    def unrank(self, i: int) -> State:
+        cells = np.empty(self.n, dtype=np.int64)
+        _unrank_cells(np.int64(i), self.n, self.bipartite, self.need, self.fact, cells)
+        return tuple(int(c) for c in cells)
+
+    def expand(self, table, frontier, lo: int, hi: int, dmod: int, out: np.ndarray) -> int:
+        """Write UNSEEN neighbours of frontier states in ``[lo, hi)`` into ``out``; return the count."""
+        return expand_groups(table, frontier, lo, hi, dmod, self.n, self.ptr, self.adj,
+                             self.bipartite, self.need, self.fact, out)
