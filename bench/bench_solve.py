@@ -11,7 +11,12 @@ Runs, in one process and one session, side by side:
     warm-up solve of a short instance of the same puzzle (so numba's cache load / JIT and
     the table build are excluded); best and median of ``--repeat`` warm solves;
 (c) the whole ``puzzlespace solve ... --quiet`` command as a subprocess (interpreter start,
-    import, numba cache load, solve, print), best of 3 after one warm-up run.
+    import, numba cache load, solve, print), best of 3 after one warm-up run; on 3x3 the
+    baseline is also timed as a whole process (``python bench/seed_ida.py ...``) to match.
+
+By default everything measures a copy of ``src/puzzlespace`` taken when the benchmark
+starts (``--live`` to measure the tree in place), so that edits made to the tree during
+the run cannot mix versions between rows; the copy's digest is printed.
 
 By default the process pins itself to one CPU (``--no-pin`` to leave it), and the
 subprocesses inherit that, so every number is a one-core number.
@@ -35,6 +40,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -75,10 +81,13 @@ def cpu_model() -> str:
     return platform.processor() or "unknown"
 
 
-def src_digest() -> str:
-    """A short digest of the puzzlespace sources measured (the tree is edited by others)."""
+LIVE_SRC = ROOT / "src" / "puzzlespace"
+SNAPSHOT: Path | None = None  # where the measured copy of the package lives, if snapshotted
+
+
+def src_digest(src: Path = LIVE_SRC) -> str:
+    """A short digest of a puzzlespace source tree (its .py files, names and contents)."""
     h = hashlib.sha256()
-    src = ROOT / "src" / "puzzlespace"
     for path in sorted(src.rglob("*.py")):
         h.update(str(path.relative_to(src)).encode())
         h.update(path.read_bytes())
@@ -90,6 +99,24 @@ def loadavg() -> str:
         return " ".join(Path("/proc/loadavg").read_text().split()[:3])
     except OSError:
         return "?"
+
+
+def snapshot_package() -> Path:
+    """Copy src/puzzlespace to a temporary folder and measure that copy.
+
+    The working tree may be edited while the benchmark runs (minutes); measuring a copy
+    taken at the start keeps the API and the CLI rows on one and the same version. The
+    copy goes first on ``sys.path`` and on the subprocesses' ``PYTHONPATH`` (ahead of the
+    editable install's path entry). Its numba cache starts empty: the warm-up solves and
+    the CLI warm-up run fill it, and the timed runs use it.
+    """
+    global SNAPSHOT
+    root = Path(tempfile.mkdtemp(prefix="puzzlespace-bench-"))
+    shutil.copytree(LIVE_SRC, root / "puzzlespace", ignore=shutil.ignore_patterns("__pycache__"))
+    sys.path.insert(0, str(root))
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))
+    SNAPSHOT = root / "puzzlespace"
+    return SNAPSHOT
 
 
 def pin_one_cpu() -> str:
@@ -228,9 +255,31 @@ def run_cli(key, *, repeat, base):
         assert length == inst["optimal"], (key, length)
     note = (f"whole process, best of {repeat} after 1 warm-up (median {fmt_s(statistics.median(times))}); "
             f"search alone {fmt_s(search_s)} as printed")
-    row = Row("puzzlespace CLI: solve --quiet (process)", key, length, nodes, min(times), baseline=base, note=note)
-    row.cmd = cmd
-    return row
+    return Row("puzzlespace CLI: solve --quiet (process)", key, length, nodes, min(times),
+               search_s=search_s, baseline=base, note=note)
+
+
+def run_baseline_process(key, *, repeat):
+    """``python bench/seed_ida.py KEY START`` as a whole process (the fair match for the CLI)."""
+    inst = INSTANCES[key]
+    cmd = [sys.executable, str(HERE / "seed_ida.py"), key, inst["start"]]
+    times, out = [], ""
+    for i in range(repeat + 1):
+        t0 = time.perf_counter()
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        dt = time.perf_counter() - t0
+        if proc.returncode != 0:
+            raise RuntimeError(f"{cmd} failed ({proc.returncode}): {proc.stderr.strip()}")
+        out = proc.stdout
+        if i:
+            times.append(dt)
+    m = re.search(r"^(\d+) moves, ([\d,]+) nodes, ([\d.]+) s", out, re.M)
+    length, nodes, search_s = int(m.group(1)), int(m.group(2).replace(",", "")), float(m.group(3))
+    assert length == inst["optimal"], (key, length)
+    note = (f"whole process, best of {repeat} after 1 warm-up (median {fmt_s(statistics.median(times))}); "
+            f"search alone {fmt_s(search_s)} as printed")
+    return Row("baseline: python seed_ida.py (process)", key, length, nodes, min(times),
+               search_s=search_s, note=note)
 
 
 # --------------------------------------------------------------------------- main
@@ -242,19 +291,35 @@ def main(argv=None) -> int:
                     help="without --full: seconds after which the 4x3 baseline starts no new pass (default 60)")
     ap.add_argument("--repeat", type=int, default=3, help="timed repetitions for the fast cases (default 3)")
     ap.add_argument("--no-pin", action="store_true", help="do not pin the process to one CPU")
+    ap.add_argument("--live", action="store_true",
+                    help="measure src/puzzlespace in place instead of a copy taken at the start")
     ap.add_argument("--csv", type=Path, default=HERE / "results" / "solve.csv")
     args = ap.parse_args(argv)
 
     pin = "not pinned (--no-pin)" if args.no_pin else pin_one_cpu()
+    if args.live:
+        measured = LIVE_SRC
+    else:
+        measured = snapshot_package()
     import numba
     import puzzlespace
+
+    if Path(puzzlespace.__file__).resolve().parent != measured.resolve():
+        raise SystemExit(f"imported {puzzlespace.__file__}, expected the package in {measured}")
+    digest = src_digest(measured)
+    child = subprocess.run([sys.executable, "-c", "import puzzlespace; print(puzzlespace.__file__)"],
+                           capture_output=True, text=True).stdout.strip()
+    if Path(child).resolve().parent != measured.resolve():
+        raise SystemExit(f"subprocesses import {child}, expected the package in {measured}")
 
     print("puzzlespace solve benchmark (issue: core)")
     print(f"  command   : {' '.join([Path(sys.executable).name] + sys.argv)}")
     print(f"  date (UTC): {datetime.now(timezone.utc):%Y-%m-%d %H:%M:%S}")
     print(f"  machine   : {os.cpu_count()} CPUs, {cpu_model()}; {pin}")
     print(f"  python    : {platform.python_implementation()} {platform.python_version()}, numba {numba.__version__}, "
-          f"puzzlespace {puzzlespace.__version__} (src digest {src_digest()})")
+          f"puzzlespace {puzzlespace.__version__}")
+    print(f"  measured  : {'the live tree' if args.live else 'a copy of'} src/puzzlespace taken at start, "
+          f"digest {digest}" + ("" if args.live else f" ({measured.parent})"))
     print(f"  CLI       : {' '.join(cli_executable())}")
     print(f"  load avg  : {loadavg()} at start", flush=True)
 
@@ -270,8 +335,14 @@ def main(argv=None) -> int:
         print(f"[{key}] puzzlespace API ...", flush=True)
         rows.append(run_api(key, repeat=args.repeat, base=base))
         print(f"    -> {fmt_s(rows[-1].seconds)} ({rows[-1].note})", flush=True)
+        proc_base = base
+        if key == "3x3":  # at 4x3 the interpreter start is lost in minutes of search
+            print(f"[{key}] baseline as a process ...", flush=True)
+            proc_base = run_baseline_process(key, repeat=3)
+            rows.append(proc_base)
+            print(f"    -> {fmt_s(proc_base.seconds)} ({proc_base.note})", flush=True)
         print(f"[{key}] puzzlespace CLI ...", flush=True)
-        rows.append(run_cli(key, repeat=3, base=base))
+        rows.append(run_cli(key, repeat=3, base=proc_base))
         print(f"    -> {fmt_s(rows[-1].seconds)} ({rows[-1].note})", flush=True)
     total = time.perf_counter() - t_all
 
@@ -283,7 +354,9 @@ def main(argv=None) -> int:
         lines.append((r.case, r.instance, "-" if r.length is None else str(r.length), fmt_int(r.nodes),
                       fmt_s(r.seconds), fmt_rate(r.rate),
                       "1 (baseline)" if r.baseline is None and r.finished else
-                      ("n/a (baseline unfinished)" if sp is None else f"{sp:,.1f}x")))
+                      "-" if r.baseline is None else
+                      ("n/a (baseline unfinished)" if sp is None else
+                       f"{sp:,.1f}x" if sp >= 10 else f"{sp:.2f}x")))
     widths = [max(len(h), *(len(l[i]) for l in lines)) for i, h in enumerate(header)]
     print()
     print("  ".join(h.ljust(w) for h, w in zip(header, widths)))
@@ -293,13 +366,24 @@ def main(argv=None) -> int:
     print("\nnotes:")
     for r in rows:
         print(f"  {r.case} [{r.instance}]: {r.note}")
-    print("  nodes/s uses the search time alone where it is known (API rows), else the wall time;")
-    print("  puzzlespace's bound adds linear conflicts to Manhattan, so it generates fewer nodes than the baseline.")
+    print("  nodes/s divides by the search time alone where it is known (all rows but the in-process baseline,")
+    print("  whose wall time is its search time); seconds is always the wall time of the whole case;")
+    print("  speed-up = baseline seconds / case seconds, same instance; process rows against the baseline")
+    print("  process row where there is one (3x3), else against the in-process baseline;")
+    print("  puzzlespace's lower bound is stronger than Manhattan alone (see search/ida.py of the measured")
+    print("  version), so its node counts are not the baseline's: compare seconds, and nodes/s only as a rate.")
     b4 = next(r for r in rows if r.instance == "4x3" and r.baseline is None)
     a4 = next(r for r in rows if r.instance == "4x3" and r.case.startswith("puzzlespace API"))
     if b4.rate and a4.rate:
         print(f"  node-rate ratio on 4x3 (puzzlespace API / baseline): {a4.rate / b4.rate:,.1f}x")
     print(f"  load avg at end: {loadavg()}; benchmark wall time {total:.1f} s")
+    live_now = src_digest(LIVE_SRC)
+    if args.live and live_now != digest:
+        print(f"  WARNING: src/puzzlespace changed during the run (digest {digest} -> {live_now}); "
+              "the rows may mix versions: rerun")
+    elif not args.live:
+        print(f"  measured digest {digest}; live src/puzzlespace digest now {live_now}"
+              + (" (same)" if live_now == digest else " (the tree has changed since the copy was taken)"))
 
     args.csv.parent.mkdir(parents=True, exist_ok=True)
     with args.csv.open("w", newline="") as f:
@@ -311,6 +395,8 @@ def main(argv=None) -> int:
                          f"{r.seconds:.6f}", "" if r.search_s is None else f"{r.search_s:.6f}",
                          "" if r.rate is None else f"{r.rate:.0f}",
                          "" if r.speedup is None else f"{r.speedup:.2f}", r.finished, r.note])
+    if SNAPSHOT is not None:
+        shutil.rmtree(SNAPSHOT.parent, ignore_errors=True)
     print(f"\nwrote {args.csv.relative_to(ROOT) if args.csv.is_relative_to(ROOT) else args.csv}")
     return 0
 
