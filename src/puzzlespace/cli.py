@@ -12,6 +12,7 @@ import sys
 import time
 from contextlib import contextmanager
 from enum import Enum
+from pathlib import Path
 from typing import Iterator, Optional
 
 import typer
@@ -40,6 +41,7 @@ class Method(str, Enum):
     bfs = "bfs"
     bibfs = "bibfs"
     ida = "ida"
+    table = "table"
 
 
 class Exit(Exception):
@@ -67,6 +69,11 @@ def _errors() -> Iterator[None]:
         raise typer.Exit(130)
 
 
+def _emit_json(obj) -> None:
+    """One compact JSON object (or list) on one line of stdout."""
+    sys.stdout.write(json.dumps(obj) + "\n")
+
+
 def _load(puzzle: str, position: str, goal: Optional[str]) -> tuple[Puzzle, tuple]:
     p = load_puzzle(puzzle, goal)
     return p, p.parse_position(position)
@@ -84,10 +91,10 @@ def check(
         p, state = _load(puzzle, position, goal)
         verdict = p.check(state)
     if as_json:
-        out.print_json(json.dumps({
+        _emit_json({
             "puzzle": p.spec, "position": list(state), "goal": list(p.goal),
             "solvable": verdict.solvable, "reason": verdict.reason, "method": verdict.method,
-        }))
+        })
     else:
         out.print(p.draw(state), markup=False)
         out.print(("solvable" if verdict.solvable else "unsolvable") + f": {verdict.reason}", markup=False)
@@ -103,22 +110,24 @@ def solve(
     as_json: bool = typer.Option(False, "--json", help="print one JSON object"),
     time_limit: Optional[float] = typer.Option(None, "--time-limit", min=0.0, help="give up after S seconds"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="moves only, no boards"),
+    table: Optional[Path] = typer.Option(None, "--table", help="read the solution from this tablebase"),
 ) -> None:
     """Find a proven-optimal (fewest-moves) solution of POSITION."""
     with _errors():
         p, state = _load(puzzle, position, goal)
+        tb = _tablebase(table, p) if table else None
         try:
             with _progress(enabled=not as_json) as report:
-                sol = solve_position(p, state, method.value, time_limit=time_limit, progress=report)
+                sol = solve_position(p, state, method.value, time_limit=time_limit, progress=report, table=tb)
         except Unsolvable as exc:
             if as_json:
-                out.print_json(json.dumps({"puzzle": p.spec, "start": list(state), "goal": list(p.goal),
-                                           "solvable": False, "reason": exc.verdict.reason}))
+                _emit_json({"puzzle": p.spec, "start": list(state), "goal": list(p.goal),
+                                           "solvable": False, "reason": exc.verdict.reason})
             else:
                 err.print(f"unsolvable: {exc.verdict.reason}", markup=False)
             raise typer.Exit(1)
     if as_json:
-        out.print_json(json.dumps(sol.to_json()))
+        _emit_json(sol.to_json())
     else:
         _print_solution(sol, quiet)
 
@@ -145,7 +154,7 @@ def _progress(enabled: bool):
 
 def _print_solution(sol: Solution, quiet: bool) -> None:
     p = sol.puzzle
-    rate = f", {sol.nodes / sol.seconds:,.0f} nodes/s" if sol.seconds > 0.01 else ""
+    rate = f", {sol.nodes / sol.seconds:,.0f} nodes/s" if sol.seconds > 0.01 and sol.nodes else ""
     out.print(f"{p.spec}: optimal solution, {sol.length} moves "
               f"({sol.method}, {sol.nodes:,} nodes, {sol.seconds:.3f} s{rate})", markup=False)
     for name, moves in sol.notations.items():
@@ -170,6 +179,170 @@ def _tile_boards(pictures: list[str], labels: list[str], width: int = 100) -> st
             "".join((b[k] if k < len(b) else "").ljust(col) for b in chunk).rstrip() for k in range(height)
         ))
     return "\n\n".join(rows)
+
+
+def _tablebase(path: Path, puzzle: Puzzle):
+    from .explore import tablebase
+
+    return tablebase.load(path, puzzle)
+
+
+@app.command()
+def explore(
+    puzzle: str = typer.Argument(..., help=PUZZLE_HELP),
+    goal: Optional[str] = typer.Option(None, "--goal", help="goal position (default: the family's)"),
+    out_dir: Optional[Path] = typer.Option(None, "--out", help="checkpoint directory (written after every layer)"),
+    resume: bool = typer.Option(False, "--resume", help="continue from the checkpoint in --out"),
+    save: Optional[str] = typer.Option(None, "--save", help="write a tablebase to this file ('cache': the cache directory)"),
+    threads: Optional[int] = typer.Option(None, "--threads", min=1, help="worker threads (default: all cores)"),
+    max_memory: Optional[str] = typer.Option(None, "--max-memory", help="refuse to run above this memory (e.g. 2G)"),
+    as_json: bool = typer.Option(False, "--json", help="print one JSON object"),
+    plot: Optional[Path] = typer.Option(None, "--plot", help="draw the depth distribution (PNG or SVG)"),
+    antipodes: int = typer.Option(100, "--antipodes", min=0, help="list at most K antipodes"),
+    show_progress: bool = typer.Option(False, "--progress", help="progress on stderr even with --json"),
+) -> None:
+    """Enumerate every position reachable from the goal: counts per depth, God's number, antipodes."""
+    from .explore import engine
+    from .explore.resources import parse_size
+
+    with _errors():
+        p = load_puzzle(puzzle, goal)
+        limit = parse_size(max_memory) if max_memory else None
+        if plot is not None:
+            _check_plot_backend(plot)
+        with _layer_progress(enabled=show_progress or not as_json) as report:
+            result = engine.explore(p, threads=threads, out_dir=out_dir, resume=resume, max_memory=limit,
+                                    antipode_limit=antipodes, progress=report, keep_table=save is not None)
+        if save is not None:
+            _save_tablebase(p, result, save)
+        if plot is not None:
+            _plot_depths(result, plot)
+    if as_json:
+        _emit_json(result.to_json())
+        return
+    _print_exploration(p, result)
+
+
+def _save_tablebase(p: Puzzle, result, save: str) -> None:
+    from .explore import tablebase
+    from .explore.cache import tablebase_path
+
+    path = tablebase_path(p) if save == "cache" else Path(save)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tablebase.save(path, p, p.state_index(), result.table, result.depth_counts)
+    err.print(f"tablebase written to {path}", markup=False)
+
+
+@contextmanager
+def _layer_progress(enabled: bool):
+    """A rich progress bar per layer on stderr: chunks done of the layer."""
+    if not enabled:
+        yield None
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    columns = (TextColumn("layer {task.fields[depth]:>3}"), BarColumn(), MofNCompleteColumn(),
+               TextColumn("chunks"), TimeElapsedColumn())
+    with Progress(*columns, console=err, transient=True) as bar:
+        task = bar.add_task("explore", total=1, depth=0)
+
+        def report(depth: int, done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total, depth=depth)
+
+        yield report
+
+
+def _print_exploration(p: Puzzle, r) -> None:
+    table = Table(title=f"{p.spec}: positions by distance from the goal")
+    table.add_column("depth", justify="right")
+    table.add_column("positions", justify="right")
+    for d, c in enumerate(r.depth_counts):
+        table.add_row(str(d), f"{c:,}")
+    out.print(table)
+    out.print(f"states: {r.states:,}   God's number: {r.max_depth}   antipodes: {r.antipode_count:,}", markup=False)
+    out.print(f"time: {r.seconds:.2f} s on {r.threads} threads   peak memory: {r.peak_memory_bytes / 2**20:.0f} MiB",
+              markup=False)
+    if r.antipodes:
+        shown = r.antipodes
+        out.print(f"antipodes ({len(shown)} of {r.antipode_count:,}):", markup=False)
+        out.print(_tile_boards([p.draw(s) for s in shown], [p.format_position(s) for s in shown]), markup=False)
+
+
+def _check_plot_backend(path: Path) -> None:
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise PuzzleError("--plot needs matplotlib: pip install 'puzzlespace[plot]'") from None
+    if path.suffix.lower() not in (".png", ".svg"):
+        raise PuzzleError(f"--plot writes PNG or SVG, not {path.suffix or 'a file without extension'}")
+
+
+def _plot_depths(result, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    ax.bar(range(len(result.depth_counts)), result.depth_counts, color="#4c72b0")
+    ax.set_xlabel("moves from the goal")
+    ax.set_ylabel("positions")
+    ax.set_title(f"{result.puzzle}: {result.states:,} positions, God's number {result.max_depth}")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+@app.command()
+def distance(
+    puzzle: str = typer.Argument(..., help=PUZZLE_HELP),
+    position: str = typer.Argument(..., help="the position"),
+    table: Path = typer.Option(..., "--table", help="the puzzle's tablebase (explore --save)"),
+    goal: Optional[str] = typer.Option(None, "--goal", help="goal position (default: the family's)"),
+    as_json: bool = typer.Option(False, "--json", help="print one JSON object"),
+) -> None:
+    """Print the exact distance of POSITION from the goal, read from a tablebase."""
+    with _errors():
+        p, state = _load(puzzle, position, goal)
+        verdict = p.check(state)
+        if not verdict.solvable:
+            err.print(f"unsolvable: {verdict.reason}", markup=False)
+            raise typer.Exit(1)
+        d = _tablebase(table, p).distance(state)
+    if as_json:
+        _emit_json({"puzzle": p.spec, "position": list(state), "distance": d})
+    else:
+        out.print(str(d))
+
+
+@app.command()
+def generate(
+    puzzle: str = typer.Argument(..., help=PUZZLE_HELP),
+    count: int = typer.Option(1, "--count", min=1, help="how many positions"),
+    depth: Optional[int] = typer.Option(None, "--depth", min=0, help="exactly this many moves from the goal"),
+    table: Optional[Path] = typer.Option(None, "--table", help="tablebase, for drawing at a depth without a new BFS"),
+    goal: Optional[str] = typer.Option(None, "--goal", help="goal position (default: the family's)"),
+    seed: Optional[int] = typer.Option(None, "--seed", help="random seed (repeatable output)"),
+    as_json: bool = typer.Option(False, "--json", help="one JSON list"),
+) -> None:
+    """Print uniformly random solvable positions (or ones exactly --depth moves from the goal)."""
+    import numpy as np
+
+    from .explore import generate as gen
+
+    with _errors():
+        p = load_puzzle(puzzle, goal)
+        rng = np.random.default_rng(seed)
+        if depth is None:
+            states = [gen.random_solvable(p, rng) for _ in range(count)]
+        else:
+            tb = _tablebase(table, p) if table else None
+            states = gen.random_at_depth(p, depth, count, rng, tablebase=tb)
+    if as_json:
+        _emit_json([list(s) for s in states])
+    else:
+        for s in states:
+            out.print(p.format_position(s), markup=False)
 
 
 DEMO = [

@@ -15,7 +15,7 @@ from .errors import PuzzleError, Undecided, Unsolvable
 from .families.base import Puzzle, State, Verdict
 from .search import bfs as bfs_search
 
-METHODS = ("auto", "bfs", "bibfs", "ida")
+METHODS = ("auto", "bfs", "bibfs", "ida", "table")
 
 
 @dataclass
@@ -63,14 +63,33 @@ def choose_method(puzzle: Puzzle) -> str:
     return "ida" if puzzle.search_problem() is not None else "bibfs"
 
 
+def cached_tablebase(puzzle: Puzzle):
+    """The tablebase of ``puzzle`` in the cache directory, or None."""
+    from .explore.cache import tablebase_path
+    from .explore.tablebase import load
+
+    path = tablebase_path(puzzle)
+    if not path.exists():
+        return None
+    try:
+        return load(path, puzzle)
+    except PuzzleError:
+        return None
+
+
 def solve(
     puzzle: Puzzle,
     start: State,
     method: str = "auto",
     time_limit: float | None = None,
     progress: Callable[[int, int, float], None] | None = None,
+    table=None,
 ) -> Solution:
     """An optimal solution of ``start``.
+
+    ``method="table"`` (or a given ``table``, a loaded
+    :class:`~puzzlespace.explore.tablebase.Tablebase`) reads the solution from a
+    tablebase without search; ``"auto"`` does so when the cache holds one for this puzzle.
 
     Raises
     ------
@@ -89,10 +108,20 @@ def solve(
         verdict = None
     if verdict is not None and not verdict.solvable:
         raise Unsolvable(verdict)
+    if method == "auto" and table is None:
+        table = cached_tablebase(puzzle)
+    if table is not None and method in ("auto", "table"):
+        method = "table"
+    elif method == "table":
+        raise PuzzleError(f"no tablebase for {puzzle.spec}: pass --table FILE or run explore --save cache")
     if method == "auto":
         method = choose_method(puzzle)
     t0 = time.perf_counter()
-    if method == "ida":
+    if method == "table":
+        from .search.bfs import PathResult
+
+        found = PathResult(table.descend(start), 0)
+    elif method == "ida":
         problem = puzzle.search_problem()
         if problem is None:
             raise PuzzleError(f"{puzzle.spec} has no heuristic search; use --method bfs or bibfs")

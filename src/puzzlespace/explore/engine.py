@@ -2,9 +2,10 @@
 
 The engine knows nothing of any family: it needs a *state index* (``puzzle.state_index()``)
 with ``size``, ``group`` (ranks per chunk alignment), ``max_degree``, ``rank``,
-``unrank`` and ``expand(table, frontier, lo, hi, dmod, out) -> count``, a compiled,
-read-only function of (table snapshot, chunk of ranks) that lists the unreached
-neighbours of the chunk's frontier states. Chunks are expanded in parallel threads (the
+``unrank`` and ``expand(table, frontier, lo, hi, dmod, out) -> (count, next)``, a
+compiled, read-only function of (table snapshot, chunk of ranks) that lists the
+unreached neighbours of the chunk's frontier states, stopping when its buffer is full
+(it is then called again from ``next``). Chunks are expanded in parallel threads (the
 kernels release the GIL) and their marks merged into the table by the calling thread;
 the same split lets a distributed engine run chunks elsewhere.
 
@@ -31,8 +32,10 @@ from . import checkpoint
 from .resources import available_memory, free_disk, human, peak_rss
 from .table import collect_bits, keep_value, merge_marks, new_bits, new_table, set2, set_bit
 
-#: States per chunk (rounded to the index's group size and to 64).
-CHUNK_STATES = 1 << 18
+#: Chunks per worker thread and layer (load balance against per-call overhead).
+CHUNKS_PER_THREAD = 8
+#: Marks one expansion call may write before it returns to have them merged.
+MARK_BUFFER = 1 << 19
 
 
 @dataclass
@@ -57,6 +60,7 @@ class ExploreResult:
     rank_space: int
     threads: int
     table: np.ndarray | None = field(default=None, repr=False)
+    frontier: np.ndarray | None = field(default=None, repr=False)
 
     def to_json(self) -> dict:
         return {
@@ -86,8 +90,7 @@ class Plan:
 def plan(index, threads: int, with_checkpoints: bool) -> Plan:
     table = (index.size + 3) // 4
     bits = ((index.size + 63) // 64) * 8
-    chunk = _chunk_size(index)
-    buffers = 2 * threads * chunk * index.max_degree * 8
+    buffers = 2 * threads * MARK_BUFFER * 8
     return Plan(memory=table + bits + buffers + (64 << 20), disk=2 * (table + bits) if with_checkpoints else 0)
 
 
@@ -108,9 +111,10 @@ def check_resources(need: Plan, max_memory: int | None, out_dir: Path | None) ->
         )
 
 
-def _chunk_size(index) -> int:
-    step = index.group * 64
-    return max(step, (CHUNK_STATES // step) * step)
+def chunk_spans(size: int, align: int, parts: int) -> list[tuple[int, int]]:
+    """Split ``[0, size)`` into about ``parts`` spans whose starts are multiples of ``align``."""
+    step = max(align, -(-size // parts // align) * align)
+    return [(lo, min(lo + step, size)) for lo in range(0, size, step)]
 
 
 def explore(
@@ -123,6 +127,7 @@ def explore(
     antipode_limit: int = 100,
     progress: Callable[[int, int, int], None] | None = None,
     keep_table: bool = False,
+    stop_at_depth: int | None = None,
 ) -> ExploreResult:
     """Enumerate every position reachable from ``puzzle.goal``, layer by layer.
 
@@ -138,6 +143,9 @@ def explore(
         Called as chunks of a layer finish.
     keep_table : bool
         Return the final 2-bit table (depth mod 3 per rank) in ``result.table``.
+    stop_at_depth : int, optional
+        Stop once layer ``stop_at_depth`` is complete; ``antipodes`` then lists (up to
+        ``antipode_limit``) positions of that layer and ``frontier`` holds all of them.
     """
     t0 = time.perf_counter()
     index = puzzle.state_index()
@@ -159,10 +167,9 @@ def explore(
         depth, counts, done_before = 0, [1], 0.0
         if out is not None:
             _save(out, puzzle, goal, index, depth, counts, table, frontier, done_before)
-    chunk = _chunk_size(index)
-    chunks = [(lo, min(lo + chunk, size)) for lo in range(0, size, chunk)]
+    chunks = chunk_spans(size, index.group * 64, CHUNKS_PER_THREAD * threads)
     with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="puzzlespace-explore") as pool:
-        while True:
+        while stop_at_depth is None or depth < stop_at_depth:
             added = _expand_layer(pool, index, table, frontier, chunks, depth, threads, progress)
             if added == 0:
                 break
@@ -179,7 +186,7 @@ def explore(
         puzzle=puzzle.spec, goal=puzzle.goal, states=sum(counts), max_depth=depth, depth_counts=counts,
         antipode_count=int(total), antipodes=antipodes, seconds=done_before + time.perf_counter() - t0,
         peak_memory_bytes=peak_rss(), scheme=index.scheme, rank_space=size, threads=threads,
-        table=table if keep_table else None,
+        table=table if keep_table else None, frontier=frontier if stop_at_depth is not None else None,
     )
 
 
@@ -192,33 +199,30 @@ def _save(out, puzzle, goal, index, depth, counts, table, frontier, seconds) -> 
 def _expand_layer(pool, index, table, frontier, chunks, depth, threads, progress) -> int:
     """Expand every chunk of layer ``depth``; merge the marks as they come; return states added."""
     dmod, new = depth % 3, (depth + 1) % 3
-    cap = _chunk_size(index) * index.max_degree
-    free_buffers = [np.empty(cap, dtype=np.int64) for _ in range(2 * threads)]
-    pending = {}
-    added = 0
-    done = 0
-    todo = iter(chunks)
+    free_buffers = [np.empty(MARK_BUFFER, dtype=np.int64) for _ in range(2 * threads)]
+    pending: dict = {}
+    todo = list(reversed(chunks))
+    added = done = 0
 
-    def submit() -> bool:
-        nxt = next(todo, None)
-        if nxt is None:
-            return False
-        buf = free_buffers.pop()
-        pending[pool.submit(index.expand, table, frontier, nxt[0], nxt[1], dmod, buf)] = buf
-        return True
+    def submit(lo: int, hi: int, buf: np.ndarray) -> None:
+        pending[pool.submit(index.expand, table, frontier, lo, hi, dmod, buf)] = (buf, hi)
 
-    while free_buffers and submit():
-        pass
+    while free_buffers and todo:
+        submit(*todo.pop(), free_buffers.pop())
     while pending:
         finished, _ = wait(pending, return_when=FIRST_COMPLETED)
         for fut in finished:
-            buf = pending.pop(fut)
-            added += int(merge_marks(table, frontier, buf, fut.result(), new))
-            free_buffers.append(buf)
+            buf, hi = pending.pop(fut)
+            count, nxt = fut.result()
+            added += int(merge_marks(table, frontier, buf, count, new))
+            if nxt < hi:
+                submit(nxt, hi, buf)
+                continue
             done += 1
             if progress:
                 progress(depth + 1, done, len(chunks))
-            submit()
+            if todo:
+                submit(*todo.pop(), buf)
     return added
 
 

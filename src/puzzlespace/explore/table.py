@@ -66,17 +66,20 @@ def keep_value(table, frontier, lo, hi, value):
     ``lo`` and ``hi`` are multiples of 64 (or ``hi`` the padded end). Returns the number
     of bits left set.
     """
+    words = frontier.view(np.uint64)
     kept = 0
-    for byte in range(lo >> 3, hi >> 3):
-        f = frontier[byte]
-        if f == 0:
+    for w in range(lo >> 6, hi >> 6):
+        word = words[w]
+        if word == 0:
             continue
-        keep = 0
-        for b in range(8):
-            if (f >> b) & 1 and get2(table, (byte << 3) + b) == value:
-                keep |= 1 << b
+        keep = np.uint64(0)
+        while word != 0:
+            b = lowest_bit(word)
+            word &= word - np.uint64(1)
+            if get2(table, (w << 6) + b) == value:
+                keep |= np.uint64(1) << np.uint64(b)
                 kept += 1
-        frontier[byte] = keep
+        words[w] = keep
     return kept
 
 
@@ -105,3 +108,42 @@ def count_values(table, size):
     for i in range(size):
         counts[get2(table, i)] += 1
     return counts
+
+
+_DEBRUIJN = np.uint64(0x03F79D71B4CB0A89)
+_DEBRUIJN_INDEX = np.array(
+    [0, 1, 48, 2, 57, 49, 28, 3, 61, 58, 50, 42, 38, 29, 17, 4, 62, 55, 59, 36, 53, 51, 43, 22, 45, 39, 33, 30,
+     24, 18, 12, 5, 63, 47, 56, 27, 60, 41, 37, 16, 54, 35, 52, 21, 44, 32, 23, 11, 46, 26, 40, 15, 34, 20, 31,
+     10, 25, 14, 19, 9, 13, 8, 7, 6],
+    dtype=np.int64,
+)
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def lowest_bit(word):
+    """Index of the lowest set bit of a non-zero uint64 (de Bruijn multiplication)."""
+    low = word & (~word + np.uint64(1))
+    return _DEBRUIJN_INDEX[(low * _DEBRUIJN) >> np.uint64(58)]
+
+
+@nb.njit(cache=True, nogil=True)
+def next_set_bit(words, i, hi):
+    """Smallest set bit index in ``[i, hi)`` of the bitmap ``words`` (uint64 view), or ``hi``.
+
+    Skips whole zero words, so sparse frontiers cost little to walk.
+    """
+    if i >= hi:
+        return hi
+    w = i >> 6
+    word = words[w] >> np.uint64(i & 63)
+    if word != 0:
+        j = i + lowest_bit(word)
+        return j if j < hi else hi
+    w += 1
+    end = (hi + 63) >> 6
+    while w < end and words[w] == 0:
+        w += 1
+    if w >= end:
+        return hi
+    j = (w << 6) + lowest_bit(words[w])
+    return j if j < hi else hi

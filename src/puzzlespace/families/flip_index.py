@@ -12,7 +12,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from ..explore.table import get2, get_bit
+from ..explore.table import get2, next_set_bit
 from .base import State
 
 
@@ -45,8 +45,16 @@ def expand_flip(table, frontier, lo, hi, dmod, orbit_cells, orbit_len, pat2dig, 
     cells = np.empty(n, dtype=np.int64)
     moved = np.empty(n, dtype=np.int64)
     count = 0
-    for i in range(lo, hi):
-        if not get_bit(frontier, i) or get2(table, i) != dmod:
+    room = out.shape[0] - src.shape[0]
+    words = frontier.view(np.uint64)
+    i = next_set_bit(words, lo, hi) - 1
+    while True:
+        i = next_set_bit(words, i + 1, hi)
+        if i >= hi:
+            break
+        if count > room:
+            return count, i
+        if get2(table, i) != dmod:
             continue
         _unrank(i, orbit_cells, orbit_len, dig2pat, radix, cells)
         for m in range(src.shape[0]):
@@ -56,7 +64,7 @@ def expand_flip(table, frontier, lo, hi, dmod, orbit_cells, orbit_len, pat2dig, 
             if get2(table, j) == 3:
                 out[count] = j
                 count += 1
-    return count
+    return count, hi
 
 
 class FlipIndex:
@@ -104,6 +112,7 @@ class FlipIndex:
         _unrank(np.int64(i), self.orbit_cells, self.orbit_len, self.dig2pat, self.radix, cells)
         return tuple(int(c) for c in cells)
 
-    def expand(self, table, frontier, lo: int, hi: int, dmod: int, out: np.ndarray) -> int:
+    def expand(self, table, frontier, lo: int, hi: int, dmod: int, out: np.ndarray) -> tuple[int, int]:
+        """See :meth:`TokenIndex.expand <puzzlespace.families.token_index.TokenIndex.expand>`."""
         return expand_flip(table, frontier, lo, hi, dmod, self.orbit_cells, self.orbit_len, self.pat2dig,
                            self.dig2pat, self.radix, self.mult, self.src, self.flip, out)

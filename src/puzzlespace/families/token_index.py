@@ -26,7 +26,7 @@ from math import factorial
 import numba as nb
 import numpy as np
 
-from ..explore.table import get2, get_bit
+from ..explore.table import get2, get_bit, next_set_bit
 from .base import State
 
 MAX_NODES = 20
@@ -213,63 +213,80 @@ def _next_permutation(seq, digits, m):
     return change
 
 
+#: Groups to step through by successor moves rather than decode afresh.
+_STEP_GAP = 16
+
+
 @nb.njit(cache=True, nogil=True)
 def expand_groups(table, frontier, lo, hi, dmod, n, ptr, adj, bipartite, need, fact, out):
     """Neighbours of the frontier states in ranks ``[lo, hi)`` that are not yet reached.
 
     Reads only: a state is expanded when its frontier bit is set and its table entry is
     ``dmod``. Writes the ranks of its UNSEEN neighbours into ``out`` (duplicates
-    possible) and returns how many.
+    possible). Stops early when ``out`` could overflow; returns ``(count, next)``, where
+    the states from ``next`` on are still to be expanded (``next == hi`` when done).
 
-    Walks the groups in order, advancing the token sequence and its Lehmer digits by
-    successor steps (amortised O(1)) instead of decoding each; a move to node ``b +- 1``
-    keeps the sequence (same group), any other move shifts one token along the sequence
-    and its rank is updated from the digits in O(distance).
+    Walks the frontier's set bits (skipping empty words). The token sequence of the
+    current group and its Lehmer digits are kept: a nearby later group is reached by
+    successor steps (amortised O(1) each), a far one is decoded afresh. A move to node
+    ``b +- 1`` keeps the sequence (same group); any other move shifts one token along the
+    sequence and its rank is updated from the digits in O(distance).
     """
     m = n - 1
     seq = np.empty(m, dtype=np.int64)
     digits = np.zeros(m, dtype=np.int64)
     step = 2 if bipartite else 1
-    g0 = lo // n
-    r = g0 * step
-    parity = _unrank_perm(r, m, fact, seq)
-    rest = r
-    for x in range(m):
-        digits[x] = rest // fact[m - 1 - x]
-        rest -= digits[x] * fact[m - 1 - x]
+    words = frontier.view(np.uint64)
+    current = np.int64(-1)
+    parity = 0
+    r = np.int64(0)
     count = 0
-    for group in range(g0, hi // n):
+    room = out.shape[0] - ptr.shape[0]
+    i = next_set_bit(words, lo, hi)
+    while i < hi:
+        if count > room:
+            return count, i
+        if get2(table, i) != dmod:
+            i = next_set_bit(words, i + 1, hi)
+            continue
+        group = i // n
+        b = i - group * n
+        if group != current:
+            if current >= 0 and group - current <= _STEP_GAP:
+                for _ in range((group - current) * step):
+                    parity = (parity + _next_permutation(seq, digits, m)) & 1
+            else:
+                rest = group * step
+                parity = _unrank_perm(rest, m, fact, seq)
+                for x in range(m):
+                    digits[x] = rest // fact[m - 1 - x]
+                    rest -= digits[x] * fact[m - 1 - x]
+            current = group
+            r = group * step
         base = group * n
-        for b in range(n):
-            i = base + b
-            if not get_bit(frontier, i) or get2(table, i) != dmod:
-                continue
-            odd = bipartite and parity != need[b] and m >= 2
-            if odd:
-                seq[m - 2], seq[m - 1] = seq[m - 1], seq[m - 2]
-                digits[m - 2] = 1
-            rb = r + (1 if odd else 0)
-            for e in range(ptr[b], ptr[b + 1]):
-                u = adj[e]
-                if u == b - 1 or u == b + 1:
-                    j = base + u
+        odd = bipartite and parity != need[b] and m >= 2
+        if odd:
+            seq[m - 2], seq[m - 1] = seq[m - 1], seq[m - 2]
+            digits[m - 2] = 1
+        rb = r + (1 if odd else 0)
+        for e in range(ptr[b], ptr[b + 1]):
+            u = adj[e]
+            if u == b - 1 or u == b + 1:
+                j = base + u
+            else:
+                if u > b:
+                    r2 = _moved_rank(seq, digits, m, fact, u - 1, b, rb)
                 else:
-                    if u > b:
-                        r2 = _moved_rank(seq, digits, m, fact, u - 1, b, rb)
-                    else:
-                        r2 = _moved_rank(seq, digits, m, fact, u, b - 1, rb)
-                    j = (r2 // step) * n + u
-                if get2(table, j) == 3:
-                    out[count] = j
-                    count += 1
-            if odd:
-                seq[m - 2], seq[m - 1] = seq[m - 1], seq[m - 2]
-                digits[m - 2] = 0
-        for _ in range(step):
-            if group + 1 < hi // n:
-                parity = (parity + _next_permutation(seq, digits, m)) & 1
-        r += step
-    return count
+                    r2 = _moved_rank(seq, digits, m, fact, u, b - 1, rb)
+                j = (r2 // step) * n + u
+            if get2(table, j) == 3:
+                out[count] = j
+                count += 1
+        if odd:
+            seq[m - 2], seq[m - 1] = seq[m - 1], seq[m - 2]
+            digits[m - 2] = 0
+        i = next_set_bit(words, i + 1, hi)
+    return count, hi
 
 
 def needed_parity(neighbors, colouring, goal: State) -> np.ndarray:
@@ -329,7 +346,10 @@ class TokenIndex:
         _unrank_cells(np.int64(i), self.n, self.bipartite, self.need, self.fact, cells)
         return tuple(int(c) for c in cells)
 
-    def expand(self, table, frontier, lo: int, hi: int, dmod: int, out: np.ndarray) -> int:
-        """Write UNSEEN neighbours of frontier states in ``[lo, hi)`` into ``out``; return the count."""
+    def expand(self, table, frontier, lo: int, hi: int, dmod: int, out: np.ndarray) -> tuple[int, int]:
+        """Write UNSEEN neighbours of frontier states in ``[lo, hi)`` into ``out``.
+
+        Returns ``(count, next)``: the marks written, and where to continue (``hi`` when done).
+        """
         return expand_groups(table, frontier, lo, hi, dmod, self.n, self.ptr, self.adj,
                              self.bipartite, self.need, self.fact, out)

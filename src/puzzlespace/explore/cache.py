@@ -1,0 +1,25 @@
+"""Where cached tablebases live: ``$PUZZLESPACE_CACHE``, else ``$XDG_CACHE_HOME/puzzlespace``,
+else ``~/.cache/puzzlespace``."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from pathlib import Path
+
+from ..families.base import Puzzle
+
+
+def cache_dir() -> Path:
+    if os.environ.get("PUZZLESPACE_CACHE"):
+        return Path(os.environ["PUZZLESPACE_CACHE"])
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "puzzlespace"
+
+
+def tablebase_path(puzzle: Puzzle) -> Path:
+    """The cache file for ``puzzle``'s tablebase (one per puzzle and goal)."""
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", puzzle.spec)[-60:]
+    goal = hashlib.sha1(" ".join(map(str, puzzle.goal)).encode()).hexdigest()[:12]
+    return cache_dir() / "tables" / f"{slug}-{goal}.pstb"

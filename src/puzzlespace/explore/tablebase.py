@@ -1,0 +1,109 @@
+"""Tablebases: the depth (mod 3) of every position, 2 bits each, read without search.
+
+File layout: the magic line ``PUZZLESPACE-TABLEBASE 1\\n``, an 8-byte little-endian
+header length, a JSON header (puzzle, goal, scheme, size, depth_counts, version,
+sha256 of the data), then the packed table (``ceil(size / 4)`` bytes: entry ``i`` in
+bits ``2*(i%4)`` of byte ``i//4``; 0..2 = depth mod 3, 3 = not reachable).
+
+Depth mod 3 is enough to walk down: a position's neighbours are one move nearer, as
+near, or one move farther, and those three depths differ mod 3, so the neighbour whose
+entry is one less (mod 3) is one move nearer the goal.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .._version import __version__
+from ..errors import PuzzleError
+from ..families.base import Puzzle, State
+from .table import get2
+
+MAGIC = b"PUZZLESPACE-TABLEBASE 1\n"
+
+
+def save(path: str | Path, puzzle: Puzzle, index, table: np.ndarray, depth_counts: list[int]) -> None:
+    """Write ``table`` (the 2-bit depth-mod-3 table of ``puzzle``) with its header."""
+    path = Path(path)
+    header = {
+        "puzzle": puzzle.spec, "goal": list(puzzle.goal), "scheme": index.scheme, "size": index.size,
+        "depth_counts": depth_counts, "version": __version__,
+        "sha256": hashlib.sha256(table.data).hexdigest(),
+    }
+    blob = json.dumps(header).encode()
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as f:
+        f.write(MAGIC)
+        f.write(struct.pack("<Q", len(blob)))
+        f.write(blob)
+        table.tofile(f)
+    tmp.replace(path)
+
+
+@dataclass
+class Tablebase:
+    """A loaded tablebase for one puzzle and goal."""
+
+    puzzle: Puzzle
+    index: object
+    table: np.ndarray
+    depth_counts: list[int]
+
+    def entry(self, state: State) -> int:
+        return int(get2(self.table, self.index.rank(state)))
+
+    def descend(self, state: State) -> list[int]:
+        """Moves of an optimal solution, read from the table (no search)."""
+        if self.entry(state) == 3:
+            raise PuzzleError("the position is not reachable from the goal (the table marks it unreached)")
+        moves = []
+        limit = len(self.depth_counts)
+        while state != self.puzzle.goal:
+            want = (self.entry(state) - 1) % 3
+            for m, t in self.puzzle.successors(state):
+                if self.entry(t) == want:
+                    moves.append(m)
+                    state = t
+                    break
+            else:
+                raise PuzzleError("the tablebase is inconsistent: no neighbour is one move nearer")
+            if len(moves) > limit:
+                raise PuzzleError("the tablebase is inconsistent: the descent does not end")
+        return moves
+
+    def distance(self, state: State) -> int:
+        return len(self.descend(state))
+
+
+def load(path: str | Path, puzzle: Puzzle) -> Tablebase:
+    """Read and verify a tablebase for ``puzzle`` (same puzzle, goal and hash scheme)."""
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise PuzzleError(f"tablebase {str(path)!r} cannot be read: {exc.strerror or exc}") from None
+    if not raw.startswith(MAGIC) or len(raw) < len(MAGIC) + 8:
+        raise PuzzleError(f"{str(path)!r} is not a puzzlespace tablebase")
+    (n,) = struct.unpack_from("<Q", raw, len(MAGIC))
+    start = len(MAGIC) + 8
+    try:
+        header = json.loads(raw[start : start + n])
+    except ValueError:
+        raise PuzzleError(f"tablebase {str(path)!r} has a corrupt header") from None
+    index = puzzle.state_index()
+    for key, want in (("puzzle", puzzle.spec), ("goal", list(puzzle.goal)), ("scheme", index.scheme),
+                      ("size", index.size)):
+        if header.get(key) != want:
+            raise PuzzleError(f"tablebase {str(path)!r} is for {key} {header.get(key)!r}, not {want!r}")
+    data = np.frombuffer(raw, dtype=np.uint8, offset=start + n)
+    if len(data) != (index.size + 3) // 4:
+        raise PuzzleError(f"tablebase {str(path)!r} is truncated ({len(data):,} of {(index.size + 3) // 4:,} bytes)")
+    if hashlib.sha256(data.data).hexdigest() != header.get("sha256"):
+        raise PuzzleError(f"tablebase {str(path)!r} is corrupt (checksum mismatch)")
+    return Tablebase(puzzle, index, data, list(header["depth_counts"]))
