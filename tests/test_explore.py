@@ -1,0 +1,256 @@
+"""explore: the rank/unrank hashes, the BFS engine, checkpoints and tablebases."""
+
+import itertools
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+import puzzlespace as ps
+from puzzlespace.cli import app
+from puzzlespace.explore import explore
+from puzzlespace.explore import tablebase as tb
+from puzzlespace.families import GraphPuzzle
+from puzzlespace.families import token_index as ti
+from puzzlespace.search.bfs import depth_counts, reachable_states
+from test_check import graphs_under_test
+
+runner = CliRunner()
+
+SMALL = ["2x2", "3x2", "2x3", "4x2", "3x3", "jump:4", "jump:5:1,3", "jump:6:2,3", "jump:7", "flip:3x3", "flip:4x3",
+         "flip:2x2", "flip:3x2", "flip:5x2"]
+
+
+@pytest.mark.parametrize("name", SMALL)
+def test_unrank_covers_exactly_the_reachable_set(name):
+    p = ps.load_puzzle(name)
+    index = p.state_index()
+    reachable = reachable_states(p, p.goal, max_states=10**6)
+    states = [index.unrank(i) for i in range(index.size)]
+    assert all(index.rank(s) == i for i, s in enumerate(states))
+    if index.minimal:
+        assert set(states) == reachable and len(states) == index.size
+    else:
+        assert reachable <= set(states)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(["4x3", "3x4", "4x4", "jump:9", "jump:9:1,3", "6x2", "flip:6x6", "flip:5x4"]), st.data())
+def test_rank_unrank_roundtrip_large(name, data):
+    p = ps.load_puzzle(name)
+    index = p.state_index()
+    i = data.draw(st.integers(0, index.size - 1))
+    s = index.unrank(i)
+    assert index.rank(s) == i and p.check(s).solvable
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(["3x3", "4x2", "2x4", "jump:6", "jump:6:1,3", "jump:6:2,3"]), st.integers(0, 2**32 - 1),
+       st.integers(0, 2))
+def test_fast_expansion_matches_reference(name, seed, dmod):
+    """The incremental kernel against the decode-everything reference, on random tables."""
+    p = ps.load_puzzle(name)
+    ix = p.state_index()
+    rng = np.random.default_rng(seed)
+    table = rng.integers(0, 256, (ix.size + 3) // 4, dtype=np.uint8)
+    frontier = rng.integers(0, 256, ((ix.size + 63) // 64) * 8, dtype=np.uint8)
+    frontier &= rng.integers(0, 256, len(frontier), dtype=np.uint8)
+    lo = int(rng.integers(0, ix.size // ix.n)) * ix.n
+    hi = min(ix.size, lo + int(rng.integers(1, 200)) * ix.n)
+    fast = np.empty((hi - lo) * ix.max_degree + ix.n + 1, dtype=np.int64)
+    ref = np.empty_like(fast)
+    c1, nxt = ti.expand_groups(table, frontier, lo, hi, dmod, ix.n, ix.ptr, ix.adj, ix.bipartite, ix.need, ix.fact, fast)
+    c2 = ti.expand_groups_reference(table, frontier, lo, hi, dmod, ix.n, ix.ptr, ix.adj, ix.bipartite, ix.need,
+                                    ix.fact, ref)
+    assert nxt == hi and sorted(fast[:c1]) == sorted(ref[:c2])
+
+
+def test_expansion_resumes_when_its_buffer_is_full():
+    p = ps.load_puzzle("3x3")
+    full = explore(p)
+    from puzzlespace.explore import engine
+
+    old = engine.MARK_BUFFER
+    engine.MARK_BUFFER = 64
+    try:
+        small = explore(p, threads=2)
+    finally:
+        engine.MARK_BUFFER = old
+    assert small.depth_counts == full.depth_counts
+
+
+@pytest.mark.parametrize("name", ["3x3", "4x2", "jump:7", "jump:6:1,3", "flip:4x3", "3x2", "2x2"])
+def test_engine_matches_dictionary_bfs(name):
+    p = ps.load_puzzle(name)
+    counts, last = depth_counts(p, p.goal)
+    result = explore(p, threads=2, antipode_limit=10**6)
+    assert result.depth_counts == counts
+    assert result.antipode_count == len(last) and set(result.antipodes) == set(last)
+
+
+def test_engine_on_graphs_and_other_goals():
+    for graph in graphs_under_test()[:12]:
+        p = GraphPuzzle(graph)
+        counts, _ = depth_counts(p, p.goal)
+        assert explore(p, threads=1).depth_counts == counts
+    p = ps.load_puzzle("3x3", goal="1 2 3/4 0 5/6 7 8")
+    assert explore(p).depth_counts == depth_counts(p, p.goal)[0]
+
+
+@pytest.mark.parametrize("size", ["2x2", "3x2", "4x2", "3x3", "5x2"])
+def test_gods_numbers(seeds, size):
+    facts = seeds["sliding"]["gods_numbers"][size]
+    r = explore(ps.load_puzzle(size), antipode_limit=5)
+    assert r.max_depth == facts["max_depth"] and r.antipode_count == facts["antipodes"]
+    if "states" in facts:
+        assert r.states == facts["states"]
+
+
+def test_8_puzzle_antipodes(seeds):
+    r = explore(ps.load_puzzle("3x3"))
+    expected = next(q for q in seeds["sliding"]["problems"] if "antipodes_of_goal" in q)["antipodes_of_goal"]
+    assert sorted(map(list, r.antipodes)) == sorted(expected)
+
+
+@pytest.mark.parametrize("n", ["4", "5", "6", "7", "8"])
+def test_jump_1_2(seeds, n):
+    facts = seeds["jump"]["distances_1_2"]["longest_from_goal"][n]
+    r = explore(ps.load_puzzle(f"jump:{n}"))
+    assert (r.max_depth, r.states) == (facts["max_depth"], facts["states"])
+    assert sorted(map(list, r.antipodes)) == sorted(facts["antipodes"])
+
+
+def test_jump_1_3(seeds):
+    facts = seeds["jump"]["distances_1_3"]["longest_from_goal"]["4"]
+    r = explore(ps.load_puzzle("jump:4:1,3"))
+    assert (r.max_depth, r.states, r.antipode_count) == (facts["max_depth"], facts["states"], facts["antipode_count"])
+    assert sorted(map(list, r.antipodes)) == sorted(facts["antipodes"])
+
+
+@pytest.mark.parametrize("size", ["3x3", "4x3", "4x4", "5x4", "5x5"])
+def test_flip(seeds, size):
+    facts = seeds["flip"]["longest_from_goal"][size]
+    r = explore(ps.load_puzzle(f"flip:{size}"), antipode_limit=3)
+    assert (r.max_depth, r.antipode_count, r.states) == (facts["max_depth"], facts["antipode_count"], facts["states"])
+
+
+def test_memory_refusal():
+    with pytest.raises(ps.PuzzleError, match="needs about"):
+        explore(ps.load_puzzle("4x3"), max_memory=10 << 20)
+    r = runner.invoke(app, ["explore", "5x4", "--json"])
+    assert r.exit_code == 2 and "memory" in r.stderr
+
+
+def test_checkpoint_and_resume(tmp_path):
+    p = ps.load_puzzle("4x2")
+    whole = explore(p)
+    partial = explore(p, out_dir=tmp_path, stop_at_depth=20)
+    assert partial.max_depth == 20
+    resumed = explore(p, out_dir=tmp_path, resume=True)
+    assert resumed.depth_counts == whole.depth_counts and set(resumed.antipodes) == set(whole.antipodes)
+    assert [f.name for f in sorted(tmp_path.iterdir())] == ["frontier-36.bin", "manifest.json", "table-36.bin"]
+    with pytest.raises(ps.PuzzleError, match="not"):
+        explore(ps.load_puzzle("4x2", goal="0 1 2 3/4 5 6 7"), out_dir=tmp_path, resume=True)
+
+
+def test_sigkill_mid_layer_then_resume(tmp_path):
+    """Kill the process (SIGKILL) in the middle of a layer; the resumed run gives the same result."""
+    out = tmp_path / "ck"
+    cmd = [sys.executable, "-m", "puzzlespace.cli", "explore", "5x2", "--out", str(out), "--json", "--threads", "2"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        manifest = out / "manifest.json"
+        if manifest.exists() and json.loads(manifest.read_text())["depth"] >= 25:
+            break
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    depth = json.loads((out / "manifest.json").read_text())["depth"]
+    assert 25 <= depth < 55
+    resumed = subprocess.run(cmd + ["--resume"], capture_output=True, text=True, check=True)
+    data = json.loads(resumed.stdout)
+    fresh = explore(ps.load_puzzle("5x2"))
+    assert data["depth_counts"] == fresh.depth_counts and data["antipode_count"] == fresh.antipode_count
+
+
+def test_tablebase_distances_and_solutions(tmp_path):
+    p = ps.load_puzzle("3x3")
+    r = explore(p, keep_table=True)
+    path = tmp_path / "t.pstb"
+    tb.save(path, p, p.state_index(), r.table, r.depth_counts)
+    base = tb.load(path, p)
+    rng = np.random.default_rng(4)
+    for _ in range(30):
+        s = p.state_index().unrank(int(rng.integers(p.state_index().size)))
+        sol = ps.solve(p, s, table=base)
+        assert sol.method == "table" and sol.length == ps.solve(p, s, method="ida").length
+    assert base.distance(p.parse_position("8 6 7/2 5 4/3 0 1")) == 31
+
+
+def test_tablebase_errors(tmp_path):
+    p = ps.load_puzzle("3x2")
+    r = explore(p, keep_table=True)
+    path = tmp_path / "t.pstb"
+    tb.save(path, p, p.state_index(), r.table, r.depth_counts)
+    with pytest.raises(ps.PuzzleError, match="goal"):
+        tb.load(path, p.with_goal((0, 1, 2, 3, 4, 5)))
+    with pytest.raises(ps.PuzzleError, match="puzzle"):
+        tb.load(path, ps.load_puzzle("2x3"))
+    raw = path.read_bytes()
+    (tmp_path / "short.pstb").write_bytes(raw[:-5])
+    with pytest.raises(ps.PuzzleError, match="truncated"):
+        tb.load(tmp_path / "short.pstb", p)
+    bad = bytearray(raw)
+    bad[-3] ^= 0xFF
+    (tmp_path / "bad.pstb").write_bytes(bytes(bad))
+    with pytest.raises(ps.PuzzleError, match="corrupt"):
+        tb.load(tmp_path / "bad.pstb", p)
+    (tmp_path / "junk.pstb").write_bytes(b"hello")
+    with pytest.raises(ps.PuzzleError, match="not a puzzlespace tablebase"):
+        tb.load(tmp_path / "junk.pstb", p)
+
+
+def test_cli_explore_save_distance_generate(tmp_path, monkeypatch):
+    monkeypatch.setenv("PUZZLESPACE_CACHE", str(tmp_path / "cache"))
+    r = runner.invoke(app, ["explore", "3x3", "--json", "--save", "cache"])
+    data = json.loads(r.stdout)
+    assert r.exit_code == 0 and data["max_depth"] == 31 and data["states"] == 181440 and data["peak_memory_bytes"] > 0
+    assert len(data["depth_counts"]) == 32 and data["antipode_count"] == 2
+    r = runner.invoke(app, ["solve", "3x3", "8 6 7/2 5 4/3 0 1", "--json"])
+    assert json.loads(r.stdout)["method"] == "table" and json.loads(r.stdout)["length"] == 31
+    table = next((tmp_path / "cache" / "tables").iterdir())
+    r = runner.invoke(app, ["distance", "3x3", "1 2 3/4 5 6/0 7 8", "--table", str(table)])
+    assert r.stdout.strip() == "2"
+    r = runner.invoke(app, ["generate", "3x3", "--count", "5", "--depth", "20", "--table", str(table), "--seed", "3",
+                            "--json"])
+    p = ps.load_puzzle("3x3")
+    assert all(ps.solve(p, tuple(s)).length == 20 for s in json.loads(r.stdout))
+    r = runner.invoke(app, ["generate", "3x3", "--count", "2", "--depth", "31", "--seed", "3", "--json"])
+    assert sorted(json.loads(r.stdout)) in ([[6, 4, 7, 8, 5, 0, 3, 2, 1]] * 2, [[8, 6, 7, 2, 5, 4, 3, 0, 1]] * 2,
+                                            sorted([[6, 4, 7, 8, 5, 0, 3, 2, 1], [8, 6, 7, 2, 5, 4, 3, 0, 1]]))
+    r = runner.invoke(app, ["generate", "3x3", "--count", "3", "--seed", "9"])
+    assert r.exit_code == 0 and all(p.check(p.parse_position(line)).solvable for line in r.stdout.splitlines())
+    assert runner.invoke(app, ["generate", "3x3", "--count", "3", "--seed", "9"]).stdout == r.stdout
+    r = runner.invoke(app, ["distance", "3x3", "1 2 3/4 5 6/0 7 8", "--table", str(tmp_path / "none.pstb")])
+    assert r.exit_code == 2 and "cannot be read" in r.stderr
+
+
+def test_generate_is_uniform_enough():
+    p = ps.load_puzzle("2x2")
+    rng = np.random.default_rng(0)
+    from puzzlespace.explore.generate import random_solvable
+
+    seen = {}
+    for _ in range(1200):
+        s = random_solvable(p, rng)
+        seen[s] = seen.get(s, 0) + 1
+    assert len(seen) == 12 and min(seen.values()) > 60
