@@ -1,0 +1,66 @@
+"""Explore the puzzles whose results the seeds do not print, and write docs/results.md.
+
+Usage: python bench/new_results.py [--threads N]   (a few minutes on 2 cores)
+Each row is produced by the command shown beside it; the 7x2 section is added by hand
+from its own run (see docs/results.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import puzzlespace as ps
+from puzzlespace.explore import explore
+
+JOBS = [
+    ("jump:9", None), ("jump:10", None), ("jump:11", None),
+    ("jump:9:1,3", None), ("jump:10:1,3", None), ("jump:11:1,3", None),
+    ("flip:6x4", None), ("flip:6x5", None), ("flip:6x6", None), ("flip:7x6", None),
+    ("3x3", "1 2 3/4 0 5/6 7 8"), ("3x3", "1 0 2/3 4 5/6 7 8"), ("3x3", "0 1 2/3 4 5/6 7 8"),
+    ("graph:examples/petersen.toml", None), ("graph:examples/theta0.toml", None),
+    ("graph:examples/theta.json", None),
+]
+
+
+def cpu_model() -> str:
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return platform.processor()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--threads", type=int, default=os.cpu_count())
+    ap.add_argument("--out", default="docs/results-generated.md")
+    args = ap.parse_args()
+    lines = [
+        f"Machine: `nproc` = {os.cpu_count()}, CPU `{cpu_model()}`, Python {platform.python_version()}; "
+        f"date {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC; {args.threads} threads.",
+        "",
+        "| command | states | God's number | antipodes | first antipodes | seconds |",
+        "|---|---:|---:|---:|---|---:|",
+    ]
+    for spec, goal in JOBS:
+        p = ps.load_puzzle(spec, goal)
+        t0 = time.perf_counter()
+        r = explore(p, threads=args.threads, antipode_limit=3)
+        cmd = f"puzzlespace explore {spec}" + (f' --goal "{goal}"' if goal else "")
+        shown = "; ".join(f"`{p.format_position(s)}`" for s in r.antipodes)
+        lines.append(f"| `{cmd}` | {r.states:,} | {r.max_depth} | {r.antipode_count:,} | {shown} | "
+                     f"{time.perf_counter() - t0:.1f} |")
+        counts = ", ".join(map(str, r.depth_counts))
+        lines.append(f"| ↳ depth counts | {counts} | | | | |")
+        print(lines[-2], flush=True)
+    Path(args.out).write_text("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
