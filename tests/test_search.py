@@ -30,24 +30,11 @@ def assert_ida_optimal(p, start):
     assert ida.path[-1] == p.goal
 
 
+@pytest.mark.parametrize("name", ["3x3", "4x2", "jump:7"])
 @SETTINGS
 @given(st.integers(0, 2**32).map(random.Random))
-def test_ida_matches_bfs_3x3(rng):
-    p = ps.load_puzzle("3x3")
-    assert_ida_optimal(p, random_solvable(p, rng))
-
-
-@SETTINGS
-@given(st.integers(0, 2**32).map(random.Random))
-def test_ida_matches_bfs_4x2(rng):
-    p = ps.load_puzzle("4x2")
-    assert_ida_optimal(p, random_solvable(p, rng))
-
-
-@SETTINGS
-@given(st.integers(0, 2**32).map(random.Random))
-def test_ida_matches_bfs_jump7(rng):
-    p = ps.load_puzzle("jump:7")
+def test_ida_matches_bfs(name, rng):
+    p = ps.load_puzzle(name)
     assert_ida_optimal(p, random_solvable(p, rng))
 
 

@@ -104,56 +104,23 @@ def _unrank_cells(i, n, bipartite, need, fact, cells):
 
 @nb.njit(cache=True, nogil=True)
 def expand_groups_reference(table, frontier, lo, hi, dmod, n, ptr, adj, bipartite, need, fact, out):
-    """Reference for :func:`expand_groups`: decodes every position and ranks every neighbour
-    from scratch (O(n^2) each). Kept for the tests, which compare the two."""
+    """Reference for :func:`expand_groups`: unranks every frontier position and ranks every
+    neighbour from scratch (O(n^2) each). Kept for the tests, which compare the two."""
     cells = np.empty(n, dtype=np.int64)
-    seq = np.empty(n - 1, dtype=np.int64)
     count = 0
-    for group in range(lo // n, hi // n):
-        base = group * n
-        any_frontier = False
-        for b in range(n):
-            if get_bit(frontier, base + b) and get2(table, base + b) == dmod:
-                any_frontier = True
-                break
-        if not any_frontier:
+    for i in range(lo, hi):
+        if not get_bit(frontier, i) or get2(table, i) != dmod:
             continue
-        r = group * 2 if bipartite else group
-        parity = _unrank_perm(r, n - 1, fact, seq)
-        for b in range(n):
-            i = base + b
-            if not get_bit(frontier, i) or get2(table, i) != dmod:
-                continue
-            swap = bipartite and parity != need[b] and n >= 3
-            k = 0
-            for v in range(n):
-                if v == b:
-                    cells[v] = 0
-                else:
-                    cells[v] = seq[k] + 1
-                    k += 1
-            if swap:
-                # the position uses the odd partner 2k+1: last two tokens swapped
-                last = -1
-                prev = -1
-                for v in range(n - 1, -1, -1):
-                    if v != b:
-                        if last < 0:
-                            last = v
-                        else:
-                            prev = v
-                            break
-                cells[last], cells[prev] = cells[prev], cells[last]
-            for e in range(ptr[b], ptr[b + 1]):
-                u = adj[e]
-                cells[b] = cells[u]
-                cells[u] = 0
-                j = _rank_cells(cells, n, bipartite, fact)
-                if get2(table, j) == 3:
-                    out[count] = j
-                    count += 1
-                cells[u] = cells[b]
-                cells[b] = 0
+        _unrank_cells(i, n, bipartite, need, fact, cells)
+        b = i % n
+        for e in range(ptr[b], ptr[b + 1]):
+            u = adj[e]
+            cells[b], cells[u] = cells[u], 0
+            j = _rank_cells(cells, n, bipartite, fact)
+            if get2(table, j) == 3:
+                out[count] = j
+                count += 1
+            cells[u], cells[b] = cells[b], 0
     return count
 
 

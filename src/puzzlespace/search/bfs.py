@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Iterator
 
 from ..errors import SearchStopped
 from ..families.base import Puzzle, State
@@ -136,36 +137,36 @@ def _join(puzzle: Puzzle, fwd: dict, bwd: dict, meet: State) -> list[int]:
     return moves
 
 
-def reachable_states(puzzle: Puzzle, source: State, max_states: int = 1_000_000) -> set[State]:
-    """Every state reachable from ``source`` (exhaustive; guarded by ``max_states``)."""
-    seen = {source}
-    frontier = [source]
-    while frontier:
-        nxt = []
-        for s in frontier:
-            for _, t in puzzle.successors(s):
-                if t not in seen:
-                    seen.add(t)
-                    nxt.append(t)
-        if len(seen) > max_states:
-            raise SearchStopped(f"the reachable set passed {max_states:,} states")
-        frontier = nxt
-    return seen
+def bfs_layers(puzzle: Puzzle, source: State, max_states: int | None = None) -> Iterator[list[State]]:
+    """The layers of a plain BFS from ``source``: states at distance 0, 1, 2, ...
 
-
-def depth_counts(puzzle: Puzzle, source: State) -> tuple[list[int], list[State]]:
-    """Reference layer-by-layer BFS: states per depth from ``source`` and the deepest layer."""
+    Raises SearchStopped once more than ``max_states`` states have been seen.
+    """
     seen = {source}
     layer = [source]
-    counts = [1]
-    while True:
+    while layer:
+        yield layer
         nxt = []
         for s in layer:
             for _, t in puzzle.successors(s):
                 if t not in seen:
                     seen.add(t)
                     nxt.append(t)
-        if not nxt:
-            return counts, layer
-        counts.append(len(nxt))
+        if max_states is not None and len(seen) > max_states:
+            raise SearchStopped(f"the reachable set passed {max_states:,} states")
         layer = nxt
+
+
+def reachable_states(puzzle: Puzzle, source: State, max_states: int = 1_000_000) -> set[State]:
+    """Every state reachable from ``source`` (exhaustive; guarded by ``max_states``)."""
+    return {s for layer in bfs_layers(puzzle, source, max_states) for s in layer}
+
+
+def depth_counts(puzzle: Puzzle, source: State) -> tuple[list[int], list[State]]:
+    """Reference layer-by-layer BFS: states per depth from ``source`` and the deepest layer."""
+    counts: list[int] = []
+    last: list[State] = []
+    for layer in bfs_layers(puzzle, source):
+        counts.append(len(layer))
+        last = layer
+    return counts, last
