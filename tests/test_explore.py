@@ -254,3 +254,22 @@ def test_generate_is_uniform_enough():
         s = random_solvable(p, rng)
         seen[s] = seen.get(s, 0) + 1
     assert len(seen) == 12 and min(seen.values()) > 60
+
+
+def test_plot(tmp_path):
+    path = tmp_path / "depths.png"
+    r = runner.invoke(app, ["explore", "3x2", "--json", "--plot", str(path)])
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        assert r.exit_code == 2 and "matplotlib" in r.stderr and not path.exists()
+    else:
+        assert r.exit_code == 0 and path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    r = runner.invoke(app, ["explore", "3x2", "--plot", str(tmp_path / "depths.gif")])
+    assert r.exit_code == 2
+
+
+def test_progress_reports_layers():
+    seen = []
+    explore(ps.load_puzzle("3x2"), progress=lambda d, done, total, states: seen.append((d, states)))
+    assert seen[0][0] == 1 and seen[-1][0] == 22 and seen[-1][1] == 360

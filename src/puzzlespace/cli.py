@@ -235,19 +235,25 @@ def _save_tablebase(p: Puzzle, result, save: str) -> None:
 
 @contextmanager
 def _layer_progress(enabled: bool):
-    """A rich progress bar per layer on stderr: chunks done of the layer."""
+    """A rich progress bar per layer on stderr: chunks of the layer done, states found, ETA."""
     if not enabled:
         yield None
         return
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+                               TimeRemainingColumn)
 
     columns = (TextColumn("layer {task.fields[depth]:>3}"), BarColumn(), MofNCompleteColumn(),
-               TextColumn("chunks"), TimeElapsedColumn())
+               TextColumn("chunks, {task.fields[states]:>13,} states"), TimeElapsedColumn(),
+               TextColumn("layer ETA"), TimeRemainingColumn())
     with Progress(*columns, console=err, transient=True) as bar:
-        task = bar.add_task("explore", total=1, depth=0)
+        task = bar.add_task("explore", total=1, depth=0, states=1)
+        layer = [-1]
 
-        def report(depth: int, done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total, depth=depth)
+        def report(depth: int, done: int, total: int, states: int) -> None:
+            if depth != layer[0]:
+                layer[0] = depth
+                bar.reset(task, total=total, depth=depth, states=states)
+            bar.update(task, completed=done, total=total, depth=depth, states=states)
 
         yield report
 

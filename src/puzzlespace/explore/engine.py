@@ -125,7 +125,7 @@ def explore(
     resume: bool = False,
     max_memory: int | None = None,
     antipode_limit: int = 100,
-    progress: Callable[[int, int, int], None] | None = None,
+    progress: Callable[[int, int, int, int], None] | None = None,
     keep_table: bool = False,
     stop_at_depth: int | None = None,
 ) -> ExploreResult:
@@ -139,7 +139,7 @@ def explore(
         Write a checkpoint after every layer; with ``resume`` continue from it.
     max_memory : int, optional
         Refuse to start if the run needs more bytes than this.
-    progress : callable(depth, chunks done, chunks), optional
+    progress : callable(depth, chunks done, chunks, states found so far), optional
         Called as chunks of a layer finish.
     keep_table : bool
         Return the final 2-bit table (depth mod 3 per rank) in ``result.table``.
@@ -170,7 +170,9 @@ def explore(
     chunks = chunk_spans(size, index.group * 64, CHUNKS_PER_THREAD * threads)
     with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="puzzlespace-explore") as pool:
         while stop_at_depth is None or depth < stop_at_depth:
-            added = _expand_layer(pool, index, table, frontier, chunks, depth, threads, progress)
+            report = (lambda d, done, total, new, base=sum(counts): progress(d, done, total, base + new)) \
+                if progress else None
+            added = _expand_layer(pool, index, table, frontier, chunks, depth, threads, report)
             if added == 0:
                 break
             depth += 1
@@ -220,7 +222,7 @@ def _expand_layer(pool, index, table, frontier, chunks, depth, threads, progress
                 continue
             done += 1
             if progress:
-                progress(depth + 1, done, len(chunks))
+                progress(depth + 1, done, len(chunks), added)
             if todo:
                 submit(*todo.pop(), buf)
     return added
