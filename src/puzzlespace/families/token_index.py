@@ -184,6 +184,26 @@ def _next_permutation(seq, digits, m):
 _STEP_GAP = 16
 
 
+@nb.njit(cache=True, nogil=True, inline="always")
+def _advance(seq, digits, m, step):
+    """Advance ``seq``/``digits`` by ``step`` (1 or 2) ranks; return the digit sum change.
+
+    Rank ``2k -> 2k + 2`` only changes the last three tokens two times in three (their
+    Lehmer digits are (d, 0, 0) with d < 2): one swap does it.
+    """
+    if step == 2 and m >= 3 and digits[m - 3] < 2:
+        if digits[m - 3] == 0:
+            seq[m - 3], seq[m - 2] = seq[m - 2], seq[m - 3]
+        else:
+            seq[m - 3], seq[m - 1] = seq[m - 1], seq[m - 3]
+        digits[m - 3] += 1
+        return 1
+    change = 0
+    for _ in range(step):
+        change += _next_permutation(seq, digits, m)
+    return change
+
+
 @nb.njit(cache=True, nogil=True)
 def expand_groups(table, frontier, lo, hi, dmod, n, ptr, adj, bipartite, need, fact, out):
     """Neighbours of the frontier states in ranks ``[lo, hi)`` that are not yet reached.
@@ -220,8 +240,8 @@ def expand_groups(table, frontier, lo, hi, dmod, n, ptr, adj, bipartite, need, f
         b = i - group * n
         if group != current:
             if current >= 0 and group - current <= _STEP_GAP:
-                for _ in range((group - current) * step):
-                    parity = (parity + _next_permutation(seq, digits, m)) & 1
+                for _ in range(group - current):
+                    parity = (parity + _advance(seq, digits, m, step)) & 1
             else:
                 rest = group * step
                 parity = _unrank_perm(rest, m, fact, seq)
