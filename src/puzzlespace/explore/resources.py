@@ -40,7 +40,17 @@ def free_disk(path: Path) -> int:
 
 
 def peak_rss() -> int:
-    """Peak resident memory of this process so far, in bytes."""
+    """Peak resident memory of this process so far, in bytes.
+
+    Reads VmHWM on Linux (it belongs to this program's own address space); getrusage's
+    maxrss can start from the parent's figure in a child process.
+    """
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
