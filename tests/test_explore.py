@@ -273,3 +273,23 @@ def test_progress_reports_layers():
     seen = []
     explore(ps.load_puzzle("3x2"), progress=lambda d, done, total, states: seen.append((d, states)))
     assert seen[0][0] == 1 and seen[-1][0] == 22 and seen[-1][1] == 360
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.sampled_from(["flip:3x3", "flip:4x3", "flip:5x4", "flip:2x2", "flip:5x5"]), st.integers(0, 2**32 - 1),
+       st.integers(0, 2))
+def test_fast_flip_expansion_matches_reference(name, seed, dmod):
+    from puzzlespace.families import flip_index as fi
+
+    ix = ps.load_puzzle(name).state_index()
+    rng = np.random.default_rng(seed)
+    table = rng.integers(0, 256, (ix.size + 3) // 4, dtype=np.uint8)
+    frontier = rng.integers(0, 256, ((ix.size + 63) // 64) * 8, dtype=np.uint8)
+    lo = int(rng.integers(0, ix.size))
+    hi = min(ix.size, lo + int(rng.integers(1, 3000)))
+    fast = np.empty((hi - lo) * ix.max_degree + ix.max_degree + 1, dtype=np.int64)
+    ref = np.empty_like(fast)
+    c1, nxt = ix.expand(table, frontier, lo, hi, dmod, fast)
+    c2 = fi.expand_flip_reference(table, frontier, lo, hi, dmod, ix.orbit_cells, ix.orbit_len, ix.pat2dig,
+                                  ix.dig2pat, ix.radix, ix.mult, ix.src, ix.flip, ref)
+    assert nxt == hi and sorted(fast[:c1]) == sorted(ref[:c2])

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from ..explore.table import get2, next_set_bit
+from ..explore.table import get2, get_bit, next_set_bit
 from .base import State
 
 
@@ -39,11 +39,14 @@ def _unrank(i, orbit_cells, orbit_len, dig2pat, radix, cells):
 
 @nb.njit(cache=True, nogil=True)
 def expand_flip(table, frontier, lo, hi, dmod, orbit_cells, orbit_len, pat2dig, dig2pat, radix, mult,
-                src, flip, out):
-    """Unreached neighbours of the frontier states in ``[lo, hi)`` (read-only; see TokenIndex.expand)."""
+                src, flip, move_orbits, out):
+    """Unreached neighbours of the frontier states in ``[lo, hi)`` (read-only; see TokenIndex.expand).
+
+    A move touches only the orbits with a cell on its line (``move_orbits``), so the
+    neighbour's rank is the state's rank with those digits replaced.
+    """
     n = src.shape[1]
     cells = np.empty(n, dtype=np.int64)
-    moved = np.empty(n, dtype=np.int64)
     count = 0
     room = out.shape[0] - src.shape[0]
     words = frontier.view(np.uint64)
@@ -58,13 +61,44 @@ def expand_flip(table, frontier, lo, hi, dmod, orbit_cells, orbit_len, pat2dig, 
             continue
         _unrank(i, orbit_cells, orbit_len, dig2pat, radix, cells)
         for m in range(src.shape[0]):
+            j = i
+            for k in range(move_orbits.shape[1]):
+                o = move_orbits[m, k]
+                if o < 0:
+                    break
+                old = 0
+                new = 0
+                for q in range(orbit_len[o]):
+                    c = orbit_cells[o, q]
+                    old |= cells[c] << q
+                    new |= (cells[src[m, c]] ^ flip[m, c]) << q
+                j += (pat2dig[o, new] - pat2dig[o, old]) * mult[o]
+            if get2(table, j) == 3:
+                out[count] = j
+                count += 1
+    return count, hi
+
+
+@nb.njit(cache=True, nogil=True)
+def expand_flip_reference(table, frontier, lo, hi, dmod, orbit_cells, orbit_len, pat2dig, dig2pat, radix, mult,
+                          src, flip, out):
+    """Reference for :func:`expand_flip`: applies each move to the whole board and ranks it afresh."""
+    n = src.shape[1]
+    cells = np.empty(n, dtype=np.int64)
+    moved = np.empty(n, dtype=np.int64)
+    count = 0
+    for i in range(lo, hi):
+        if not get_bit(frontier, i) or get2(table, i) != dmod:
+            continue
+        _unrank(i, orbit_cells, orbit_len, dig2pat, radix, cells)
+        for m in range(src.shape[0]):
             for c in range(n):
                 moved[c] = cells[src[m, c]] ^ flip[m, c]
             j = _rank(moved, orbit_cells, orbit_len, pat2dig, mult)
             if get2(table, j) == 3:
                 out[count] = j
                 count += 1
-    return count, hi
+    return count
 
 
 class FlipIndex:
@@ -99,6 +133,11 @@ class FlipIndex:
             for a, b in zip(line, reversed(line)):
                 self.src[m, a] = b
                 self.flip[m, a] = 1
+        touched = [sorted({o for o, cells in enumerate(orbits) for c in cells if c in set(line)})
+                   for line in puzzle.lines]
+        self.move_orbits = np.full((len(touched), max(map(len, touched))), -1, dtype=np.int64)
+        for m, orbs in enumerate(touched):
+            self.move_orbits[m, : len(orbs)] = orbs
         self.group = 1
         self.max_degree = len(puzzle.lines)
         self.minimal = True
@@ -115,4 +154,4 @@ class FlipIndex:
     def expand(self, table, frontier, lo: int, hi: int, dmod: int, out: np.ndarray) -> tuple[int, int]:
         """See :meth:`TokenIndex.expand <puzzlespace.families.token_index.TokenIndex.expand>`."""
         return expand_flip(table, frontier, lo, hi, dmod, self.orbit_cells, self.orbit_len, self.pat2dig,
-                           self.dig2pat, self.radix, self.mult, self.src, self.flip, out)
+                           self.dig2pat, self.radix, self.mult, self.src, self.flip, self.move_orbits, out)
