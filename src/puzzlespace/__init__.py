@@ -19,6 +19,7 @@ from .solver import Solution, solve
 from ._version import __version__
 
 __all__ = [
+    "__version__",
     "FlipPuzzle", "GraphPuzzle", "JumpPuzzle", "Puzzle", "SlidingPuzzle", "TokenPuzzle", "Verdict",
     "PuzzleError", "SearchStopped", "Undecided", "Unsolvable", "Solution", "load_puzzle", "solve",
 ]

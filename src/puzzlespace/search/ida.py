@@ -19,7 +19,7 @@ change the order on it.
 The depth-first pass is a compiled recursion (no Python object per node, memory
 O(n^2 * degree) for the tables plus O(bound) stack). It runs in a worker thread with the
 GIL released, so the caller can show progress, enforce a time limit and take Ctrl-C; the
-pass checks a stop flag every 2^20 nodes.
+pass checks a stop flag after each node it expands.
 """
 
 from __future__ import annotations
@@ -257,18 +257,20 @@ def _dfs(tiles, blank, prev, g, md, lc, wd, bound, graph, moves, table, keys, wa
     plus conflicts), before the rest is looked at; its recorded f is then a lower bound of
     its true f, which may only make the next bound smaller, never skip a solution. On
     _FOUND, ``path[g:]`` holds the nodes the blank moves to; the board and keys are
-    restored on every other return.
+    restored on every other return. The stop flag is read after each child that was
+    searched (not after each cut one).
     """
     n = tiles.shape[0]
     n_lines = keys.shape[0] - 1 - ctl[_WALKS]
     walk_base = keys[keys.shape[0] - 1]
+    generated = 0  # counted here and added to ctl once per frame: fewer stores through ctl
     for i in range(graph[blank], graph[blank + 1]):
         nxt = np.int64(graph[i])  # recursion arguments keep one type (cached recursion needs it)
         if nxt == prev:
             continue
         t = tiles[nxt]
         row = (i - n - 1) * n + t
-        ctl[_NODES] += 1
+        generated += 1
         md2 = md + moves[row, 0]
         f = g + 1 + md2
         status = _NOT_FOUND
@@ -306,6 +308,7 @@ def _dfs(tiles, blank, prev, g, md, lc, wd, bound, graph, moves, table, keys, wa
                         ctl[_MIN_F] = f
                 elif md2 == 0:
                     path[g] = nxt
+                    ctl[_NODES] += generated
                     return _FOUND
                 else:
                     tiles[blank] = t
@@ -314,15 +317,20 @@ def _dfs(tiles, blank, prev, g, md, lc, wd, bound, graph, moves, table, keys, wa
                                   keys, walk_trans, ctl, path)
                     if status == _FOUND:
                         path[g] = nxt
+                        ctl[_NODES] += generated
                         return _FOUND
+                    if ctl[_STOP] != 0:
+                        status = _STOPPED
                     tiles[nxt] = t
                     tiles[blank] = 0
                 for k in range(count):
                     keys[moves[row, 2 + 3 * k]] -= moves[row, 3 + 3 * k]
                 if part >= 0:
                     keys[n_lines + part] = old
-        if status == _STOPPED or ((ctl[_NODES] & 0xFFFFF) == 0 and ctl[_STOP] != 0):
+        if status == _STOPPED:
+            ctl[_NODES] += generated
             return _STOPPED
+    ctl[_NODES] += generated
     return _NOT_FOUND
 
 
