@@ -13,7 +13,7 @@ import time
 from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path
-from typing import Iterator, Optional
+from typing import Annotated, Iterator, Optional
 
 import typer
 from rich.console import Console
@@ -33,7 +33,10 @@ app = typer.Typer(
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 
-PUZZLE_HELP = "sliding:WxH (or WxH), jump:N[:D1,D2,...], graph:FILE or flip:WxH"
+PuzzleArg = Annotated[str, typer.Argument(help="sliding:WxH (or WxH), jump:N[:D1,D2,...], graph:FILE or flip:WxH")]
+PositionArg = Annotated[str, typer.Argument(help="cells row-major, e.g. '8 6 7/2 5 4/3 0 1' or 'BWB/WBB/BBB'")]
+GoalOpt = Annotated[Optional[str], typer.Option("--goal", help="goal position (default: the family's)")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="print one JSON object")]
 
 
 class Method(str, Enum):
@@ -81,10 +84,10 @@ def _load(puzzle: str, position: str, goal: Optional[str]) -> tuple[Puzzle, tupl
 
 @app.command()
 def check(
-    puzzle: str = typer.Argument(..., help=PUZZLE_HELP),
-    position: str = typer.Argument(..., help="cells row-major, e.g. '1 2 3/4 5 6/7 8 0' or 'BWB/WBB/BBB'"),
-    goal: Optional[str] = typer.Option(None, "--goal", help="goal position (default: the family's)"),
-    as_json: bool = typer.Option(False, "--json", help="print one JSON object"),
+    puzzle: PuzzleArg,
+    position: PositionArg,
+    goal: GoalOpt = None,
+    as_json: JsonOpt = False,
 ) -> None:
     """Say whether POSITION can reach the goal, and why (no search). Exit 0 yes, 1 no."""
     with _errors():
@@ -103,11 +106,11 @@ def check(
 
 @app.command()
 def solve(
-    puzzle: str = typer.Argument(..., help=PUZZLE_HELP),
-    position: str = typer.Argument(..., help="cells row-major, e.g. '8 6 7/2 5 4/3 0 1'"),
-    goal: Optional[str] = typer.Option(None, "--goal", help="goal position (default: the family's)"),
+    puzzle: PuzzleArg,
+    position: PositionArg,
+    goal: GoalOpt = None,
     method: Method = typer.Option(Method.auto, "--method", help="search method"),
-    as_json: bool = typer.Option(False, "--json", help="print one JSON object"),
+    as_json: JsonOpt = False,
     time_limit: Optional[float] = typer.Option(None, "--time-limit", min=0.0, help="give up after S seconds"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="moves only, no boards"),
     table: Optional[Path] = typer.Option(None, "--table", help="read the solution from this tablebase"),
@@ -189,14 +192,14 @@ def _tablebase(path: Path, puzzle: Puzzle):
 
 @app.command()
 def explore(
-    puzzle: str = typer.Argument(..., help=PUZZLE_HELP),
-    goal: Optional[str] = typer.Option(None, "--goal", help="goal position (default: the family's)"),
+    puzzle: PuzzleArg,
+    goal: GoalOpt = None,
     out_dir: Optional[Path] = typer.Option(None, "--out", help="checkpoint directory (written after every layer)"),
     resume: bool = typer.Option(False, "--resume", help="continue from the checkpoint in --out"),
     save: Optional[str] = typer.Option(None, "--save", help="write a tablebase to this file ('cache': the cache directory)"),
     threads: Optional[int] = typer.Option(None, "--threads", min=1, help="worker threads (default: all cores)"),
     max_memory: Optional[str] = typer.Option(None, "--max-memory", help="refuse to run above this memory (e.g. 2G)"),
-    as_json: bool = typer.Option(False, "--json", help="print one JSON object"),
+    as_json: JsonOpt = False,
     plot: Optional[Path] = typer.Option(None, "--plot", help="draw the depth distribution (PNG or SVG)"),
     antipodes: int = typer.Option(100, "--antipodes", min=0, help="list at most K antipodes"),
     show_progress: bool = typer.Option(False, "--progress", help="progress on stderr even with --json"),
@@ -301,11 +304,11 @@ def _plot_depths(result, path: Path) -> None:
 
 @app.command()
 def distance(
-    puzzle: str = typer.Argument(..., help=PUZZLE_HELP),
-    position: str = typer.Argument(..., help="the position"),
+    puzzle: PuzzleArg,
+    position: PositionArg,
     table: Path = typer.Option(..., "--table", help="the puzzle's tablebase (explore --save)"),
-    goal: Optional[str] = typer.Option(None, "--goal", help="goal position (default: the family's)"),
-    as_json: bool = typer.Option(False, "--json", help="print one JSON object"),
+    goal: GoalOpt = None,
+    as_json: JsonOpt = False,
 ) -> None:
     """Print the exact distance of POSITION from the goal, read from a tablebase."""
     with _errors():
@@ -323,13 +326,13 @@ def distance(
 
 @app.command()
 def generate(
-    puzzle: str = typer.Argument(..., help=PUZZLE_HELP),
+    puzzle: PuzzleArg,
     count: int = typer.Option(1, "--count", min=1, help="how many positions"),
     depth: Optional[int] = typer.Option(None, "--depth", min=0, help="exactly this many moves from the goal"),
     table: Optional[Path] = typer.Option(None, "--table", help="tablebase, for drawing at a depth without a new BFS"),
-    goal: Optional[str] = typer.Option(None, "--goal", help="goal position (default: the family's)"),
+    goal: GoalOpt = None,
     seed: Optional[int] = typer.Option(None, "--seed", help="random seed (repeatable output)"),
-    as_json: bool = typer.Option(False, "--json", help="one JSON list"),
+    as_json: Annotated[bool, typer.Option("--json", help="one JSON list")] = False,
 ) -> None:
     """Print uniformly random solvable positions (or ones exactly --depth moves from the goal)."""
     import numpy as np
