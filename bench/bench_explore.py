@@ -70,7 +70,6 @@ from __future__ import annotations
 import argparse
 from array import array
 import csv
-import hashlib
 import json
 import os
 import platform
@@ -90,6 +89,9 @@ ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
 import seed_bfs  # noqa: E402  (the baseline, next to this file)
+from harness import (  # noqa: E402  (shared helpers, next to this file)
+    cli_executable, cpu_model, fmt_int, fmt_rate, fmt_s, load1, loadavg, snapshot_package, src_digest,
+)
 
 LIVE_SRC = ROOT / "src" / "puzzlespace"
 
@@ -137,24 +139,6 @@ class Tee:
         self.file.close()
 
 
-def fmt_s(x: Optional[float]) -> str:
-    if x is None:
-        return "-"
-    if x >= 3600:
-        return f"{x / 3600:.2f} h"
-    return f"{x * 1000:.1f} ms" if x < 1 else f"{x:.2f} s"
-
-
-def fmt_int(x) -> str:
-    return "-" if x is None else f"{x:,}"
-
-
-def fmt_rate(x: Optional[float]) -> str:
-    if x is None:
-        return "-"
-    return f"{x / 1e6:.2f} M/s" if x >= 1e5 else f"{x / 1e3:.1f} k/s"
-
-
 def fmt_mib(x: Optional[int]) -> str:
     return "-" if x is None else f"{x / 2**20:.0f} MiB"
 
@@ -163,63 +147,6 @@ def fmt_ratio(x: Optional[float]) -> str:
     if x is None:
         return "-"
     return f"{x:,.0f}x" if x >= 100 else f"{x:.1f}x" if x >= 10 else f"{x:.2f}x"
-
-
-# --------------------------------------------------------------------------- machine, package
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
-def loadavg() -> str:
-    try:
-        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
-    except OSError:
-        return "?"
-
-
-def load1() -> float:
-    try:
-        return float(Path("/proc/loadavg").read_text().split()[0])
-    except (OSError, ValueError):
-        return 0.0
-
-
-def src_digest(src: Path) -> str:
-    h = hashlib.sha256()
-    for path in sorted(src.rglob("*.py")):
-        h.update(str(path.relative_to(src)).encode())
-        h.update(path.read_bytes())
-    return h.hexdigest()[:12]
-
-
-def snapshot_package() -> Path:
-    """Copy src/puzzlespace to a temporary folder; the subprocesses import that copy.
-
-    The copy goes first on the children's ``PYTHONPATH`` (ahead of the editable install's
-    path entry). Its numba cache starts empty: each case's warm-up run fills it.
-    """
-    root = Path(tempfile.mkdtemp(prefix="puzzlespace-bench-"))
-    shutil.copytree(LIVE_SRC, root / "puzzlespace", ignore=shutil.ignore_patterns("__pycache__"))
-    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))
-    return root / "puzzlespace"
-
-
-def cli_executable() -> list[str]:
-    """The ``puzzlespace`` console script of this interpreter (not a pyenv shim)."""
-    beside = Path(sys.executable).parent / "puzzlespace"
-    if beside.exists():
-        return [str(beside)]
-    found = shutil.which("puzzlespace")
-    if found:
-        return [found]
-    return [sys.executable, "-m", "puzzlespace.cli"]
 
 
 # --------------------------------------------------------------------------- rows
@@ -577,7 +504,7 @@ def main(argv=None) -> int:
 
 
 def _main(args, csv_path: Path, log_path: Path, k4: int, samples: int, base3_runs: int) -> int:
-    measured = LIVE_SRC if args.live else snapshot_package()
+    measured = LIVE_SRC if args.live else snapshot_package(LIVE_SRC)
     digest = src_digest(measured)
     child = subprocess.run([sys.executable, "-c", "import puzzlespace, numba; print(puzzlespace.__file__); "
                             "print(puzzlespace.__version__, numba.__version__)"],

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import hashlib
 import os
 import platform
 import re
@@ -40,7 +39,6 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -50,6 +48,11 @@ ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
 import seed_ida  # noqa: E402  (the baseline, next to this file)
+from harness import (  # noqa: E402  (shared helpers, next to this file)
+    cli_executable, cpu_model, fmt_int, fmt_rate, fmt_s, loadavg, pin_one_cpu, snapshot_package, src_digest,
+)
+
+LIVE_SRC = ROOT / "src" / "puzzlespace"
 
 INSTANCES = {
     "3x3": {
@@ -69,75 +72,7 @@ INSTANCES = {
 }
 
 
-# --------------------------------------------------------------------------- helpers
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
-LIVE_SRC = ROOT / "src" / "puzzlespace"
-SNAPSHOT: Path | None = None  # where the measured copy of the package lives, if snapshotted
-
-
-def src_digest(src: Path = LIVE_SRC) -> str:
-    """A short digest of a puzzlespace source tree (its .py files, names and contents)."""
-    h = hashlib.sha256()
-    for path in sorted(src.rglob("*.py")):
-        h.update(str(path.relative_to(src)).encode())
-        h.update(path.read_bytes())
-    return h.hexdigest()[:12]
-
-
-def loadavg() -> str:
-    try:
-        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
-    except OSError:
-        return "?"
-
-
-def snapshot_package() -> Path:
-    """Copy src/puzzlespace to a temporary folder and measure that copy.
-
-    The working tree may be edited while the benchmark runs (minutes); measuring a copy
-    taken at the start keeps the API and the CLI rows on one and the same version. The
-    copy goes first on ``sys.path`` and on the subprocesses' ``PYTHONPATH`` (ahead of the
-    editable install's path entry). Its numba cache starts empty: the warm-up solves and
-    the CLI warm-up run fill it, and the timed runs use it.
-    """
-    global SNAPSHOT
-    root = Path(tempfile.mkdtemp(prefix="puzzlespace-bench-"))
-    shutil.copytree(LIVE_SRC, root / "puzzlespace", ignore=shutil.ignore_patterns("__pycache__"))
-    sys.path.insert(0, str(root))
-    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))
-    SNAPSHOT = root / "puzzlespace"
-    return SNAPSHOT
-
-
-def pin_one_cpu() -> str:
-    if not hasattr(os, "sched_setaffinity"):
-        return "not pinned (no sched_setaffinity)"
-    cpus = sorted(os.sched_getaffinity(0))
-    cpu = cpus[-1]
-    os.sched_setaffinity(0, {cpu})
-    return f"pinned to CPU {cpu} (of {len(cpus)} allowed)"
-
-
-def cli_executable() -> list[str]:
-    """The ``puzzlespace`` console script of this interpreter (not a pyenv shim)."""
-    beside = Path(sys.executable).parent / "puzzlespace"
-    if beside.exists():
-        return [str(beside)]
-    found = shutil.which("puzzlespace")
-    if found:
-        return [found]
-    return [sys.executable, "-m", "puzzlespace.cli"]
-
+# --------------------------------------------------------------------------- rows
 
 class Row:
     def __init__(self, case, instance, length, nodes, seconds, *, search_s=None, baseline=None,
@@ -160,20 +95,6 @@ class Row:
         if b is None or not b.finished or not self.finished:
             return None
         return b.seconds / self.seconds
-
-
-def fmt_s(x):
-    if x is None:
-        return "-"
-    return f"{x * 1000:.1f} ms" if x < 1 else f"{x:.2f} s"
-
-
-def fmt_int(x):
-    return "-" if x is None else f"{x:,}"
-
-
-def fmt_rate(x):
-    return "-" if x is None else f"{x / 1e6:.2f} M/s"
 
 
 # --------------------------------------------------------------------------- runs
@@ -297,10 +218,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     pin = "not pinned (--no-pin)" if args.no_pin else pin_one_cpu()
-    if args.live:
-        measured = LIVE_SRC
-    else:
-        measured = snapshot_package()
+    measured = LIVE_SRC if args.live else snapshot_package(LIVE_SRC, import_here=True)
     import numba
     import puzzlespace
 
@@ -395,8 +313,8 @@ def main(argv=None) -> int:
                          f"{r.seconds:.6f}", "" if r.search_s is None else f"{r.search_s:.6f}",
                          "" if r.rate is None else f"{r.rate:.0f}",
                          "" if r.speedup is None else f"{r.speedup:.2f}", r.finished, r.note])
-    if SNAPSHOT is not None:
-        shutil.rmtree(SNAPSHOT.parent, ignore_errors=True)
+    if not args.live:
+        shutil.rmtree(measured.parent, ignore_errors=True)
     print(f"\nwrote {args.csv.relative_to(ROOT) if args.csv.is_relative_to(ROOT) else args.csv}")
     return 0
 

@@ -11,7 +11,6 @@ import argparse
 import datetime
 import os
 import platform
-import subprocess
 import sys
 import time
 from pathlib import Path

@@ -54,6 +54,8 @@ import time
 from math import factorial
 from typing import Callable, NamedTuple, Optional, Sequence
 
+from seed_grid import grid_neighbours  # next to this file (plain Python)
+
 __all__ = ["Tables", "tables", "to_num", "from_num", "perm_type", "bfs", "BfsResult", "LayerStat",
            "self_check", "state_count", "edge_count"]
 
@@ -75,19 +77,7 @@ def tables(width: int, height: int) -> Tables:
         raise ValueError("the board must be at least 2x2")
     n = width * height
     weights = [factorial(n - 1 - i) // 2 for i in range(n - 2)]
-    adjacent = []
-    for cell in range(n):
-        r, c = divmod(cell, width)
-        nbrs = []
-        if r > 0:
-            nbrs.append(cell - width)
-        if c > 0:
-            nbrs.append(cell - 1)
-        if c < width - 1:
-            nbrs.append(cell + 1)
-        if r < height - 1:
-            nbrs.append(cell + width)
-        adjacent.append(nbrs)
+    adjacent = grid_neighbours(width, height)
     path = []
     for r in range(height):
         row = list(range(r * width, (r + 1) * width))

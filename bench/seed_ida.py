@@ -32,26 +32,15 @@ import sys
 import time
 from typing import Callable, Optional, Sequence
 
+from seed_grid import grid_neighbours  # next to this file (plain Python)
+
 __all__ = ["solve", "tables", "manhattan"]
 
 
 def tables(width: int, height: int):
     """Neighbour lists, Manhattan table ``distance[tile][cell]`` and cell colours."""
     n = width * height
-    adjacent = []
-    for cell in range(n):
-        r, c = divmod(cell, width)
-        nbrs = []
-        # increasing cell order (up, left, right, down), as in the seed's tables
-        if r > 0:
-            nbrs.append(cell - width)
-        if c > 0:
-            nbrs.append(cell - 1)
-        if c < width - 1:
-            nbrs.append(cell + 1)
-        if r < height - 1:
-            nbrs.append(cell + width)
-        adjacent.append(nbrs)
+    adjacent = grid_neighbours(width, height)  # up, left, right, down, as in the seed's tables
     distance = [[0] * n]  # row 0: the blank costs nothing
     for tile in range(1, n):
         gr, gc = divmod(tile - 1, width)

@@ -4,7 +4,8 @@ The engine knows nothing of any family: it needs a *state index* (``puzzle.state
 with ``size``, ``group`` (ranks per chunk alignment), ``max_degree``, ``rank``,
 ``unrank`` and ``expand(table, frontier, lo, hi, dmod, out) -> (count, next)``, a
 compiled, read-only function of (table snapshot, chunk of ranks) that lists the
-unreached neighbours of the chunk's frontier states, stopping when its buffer is full
+neighbours of the chunk's frontier states (all unreached ones; reached ones may be
+listed too, the merge drops them), stopping when its buffer is full
 (it is then called again from ``next``). Chunks are expanded in parallel threads (the
 kernels release the GIL) and their marks merged into the table by the calling thread;
 the same split lets a distributed engine run chunks elsewhere.

@@ -103,9 +103,10 @@ def _unrank_cells(i, n, bipartite, need, fact, cells):
 
 
 @nb.njit(cache=True, nogil=True)
-def expand_groups_reference(table, frontier, lo, hi, dmod, n, ptr, adj, bipartite, need, fact, out):
+def expand_groups_reference(table, frontier, lo, hi, dmod, n, ptr, adj, bipartite, need, fact, out, only_unseen):
     """Reference for :func:`expand_groups`: unranks every frontier position and ranks every
-    neighbour from scratch (O(n^2) each). Kept for the tests, which compare the two."""
+    neighbour from scratch (O(n^2) each); lists the UNSEEN neighbours, or all of them.
+    Kept for the tests, which compare the two."""
     cells = np.empty(n, dtype=np.int64)
     count = 0
     for i in range(lo, hi):
@@ -117,7 +118,7 @@ def expand_groups_reference(table, frontier, lo, hi, dmod, n, ptr, adj, bipartit
             u = adj[e]
             cells[b], cells[u] = cells[u], 0
             j = _rank_cells(cells, n, bipartite, fact)
-            if get2(table, j) == 3:
+            if not only_unseen or get2(table, j) == 3:
                 out[count] = j
                 count += 1
             cells[u], cells[b] = cells[b], 0
@@ -209,9 +210,12 @@ def expand_groups(table, frontier, lo, hi, dmod, n, ptr, adj, bipartite, need, f
     """Neighbours of the frontier states in ranks ``[lo, hi)`` that are not yet reached.
 
     Reads only: a state is expanded when its frontier bit is set and its table entry is
-    ``dmod``. Writes the ranks of its UNSEEN neighbours into ``out`` (duplicates
-    possible). Stops early when ``out`` could overflow; returns ``(count, next)``, where
-    the states from ``next`` on are still to be expanded (``next == hi`` when done).
+    ``dmod``. Writes into ``out`` the ranks of its neighbours: every UNSEEN one, and also
+    the reached ones that are far away (a move that shifts a token along the sequence
+    lands anywhere in the table, and reading the entry there costs more than letting the
+    merge, which reads it anyway, drop it); duplicates possible. Stops early when ``out``
+    could overflow; returns ``(count, next)``, where the states from ``next`` on are
+    still to be expanded (``next == hi`` when done).
 
     Walks the frontier's set bits (skipping empty words). The token sequence of the
     current group and its Lehmer digits are kept: a nearby later group is reached by
@@ -260,14 +264,15 @@ def expand_groups(table, frontier, lo, hi, dmod, n, ptr, adj, bipartite, need, f
             u = adj[e]
             if u == b - 1 or u == b + 1:
                 j = base + u
+                if get2(table, j) == 3:
+                    out[count] = j
+                    count += 1
             else:
                 if u > b:
                     r2 = _moved_rank(seq, digits, m, fact, u - 1, b, rb)
                 else:
                     r2 = _moved_rank(seq, digits, m, fact, u, b - 1, rb)
-                j = (r2 // step) * n + u
-            if get2(table, j) == 3:
-                out[count] = j
+                out[count] = (r2 // step) * n + u
                 count += 1
         if odd:
             seq[m - 2], seq[m - 1] = seq[m - 1], seq[m - 2]
@@ -334,7 +339,8 @@ class TokenIndex:
         return tuple(int(c) for c in cells)
 
     def expand(self, table, frontier, lo: int, hi: int, dmod: int, out: np.ndarray) -> tuple[int, int]:
-        """Write UNSEEN neighbours of frontier states in ``[lo, hi)`` into ``out``.
+        """Write neighbours of frontier states in ``[lo, hi)`` into ``out``: every UNSEEN one
+        (and maybe some reached ones, which the merge drops).
 
         Returns ``(count, next)``: the marks written, and where to continue (``hi`` when done).
         """
