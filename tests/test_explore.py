@@ -295,3 +295,25 @@ def test_fast_flip_expansion_matches_reference(name, seed, dmod):
     c2 = fi.expand_flip_reference(table, frontier, lo, hi, dmod, ix.orbit_cells, ix.orbit_len, ix.pat2dig,
                                   ix.dig2pat, ix.radix, ix.mult, ix.src, ix.flip, ref)
     assert nxt == hi and sorted(fast[:c1]) == sorted(ref[:c2])
+
+
+@pytest.mark.parametrize("name", ["2x2", "3x2", "jump:3:1,3", "flip:3x2", "flip:2x2"])
+def test_random_positions_are_uniform_over_the_reachable_set(name):
+    from collections import Counter
+
+    p = ps.load_puzzle(name)
+    reachable = reachable_states(p, p.goal)
+    rng = np.random.default_rng(5)
+    draws = Counter(p.random_position(rng) for _ in range(100 * len(reachable)))
+    assert set(draws) == reachable
+    assert min(draws.values()) > 60 and max(draws.values()) < 140
+
+
+def test_random_positions_of_large_puzzles():
+    rng = np.random.default_rng(1)
+    for name in ["5x5", "10x10", "flip:10x10", "jump:30:1,3"]:
+        p = ps.load_puzzle(name)
+        assert p.check(p.random_position(rng)).solvable
+    theta0 = GraphPuzzle(__import__("test_check").theta(1, 2, 2))
+    reach = reachable_states(theta0, theta0.goal)
+    assert all(theta0.random_position(rng) in reach for _ in range(50))

@@ -13,12 +13,8 @@ MAX_EXPECTED_DRAWS = 20_000
 
 
 def random_solvable(puzzle: Puzzle, rng: np.random.Generator) -> State:
-    """A uniformly random position that can reach the goal."""
-    index = puzzle.state_index()
-    while True:
-        state = index.unrank(int(rng.integers(index.size)))
-        if index.minimal or puzzle.check(state).solvable:
-            return state
+    """A uniformly random position that can reach the goal (the family's own draw)."""
+    return puzzle.random_position(rng)
 
 
 def random_at_depth(puzzle: Puzzle, depth: int, count: int, rng: np.random.Generator, tablebase=None,

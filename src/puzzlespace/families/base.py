@@ -89,6 +89,18 @@ class Puzzle(ABC):
         """Exact number of positions reachable from the goal, where the family knows it."""
         return None
 
+    def random_position(self, rng) -> State:
+        """A uniformly random position that can reach the goal (``rng``: a NumPy Generator).
+
+        By default drawn through the state index; families override it where that is
+        not minimal or too large.
+        """
+        index = self.state_index()
+        while True:
+            state = index.unrank(int(rng.integers(index.size)))
+            if index.minimal or self.check(state).solvable:
+                return state
+
     def state_index(self):
         """The family's rank/unrank between positions and ``0..size-1`` (see :mod:`puzzlespace.explore`)."""
         raise PuzzleError(f"{self.spec} has no state index, so it cannot be explored")

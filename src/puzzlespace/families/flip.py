@@ -152,6 +152,20 @@ class FlipPuzzle(Puzzle):
                 total *= 2 ** len(orbit)
         return total
 
+    def random_position(self, rng) -> State:
+        """Uniform over the reachable positions: per orbit, a uniform pattern of its class."""
+        cells = list(self.goal)
+        for orbit in self.orbits:
+            if len(orbit) == 4:
+                want = self.diagonal_balance([self.goal[c] for c in orbit])
+                choices = [p for p in range(16) if self.diagonal_balance([(p >> k) & 1 for k in range(4)]) == want]
+            else:
+                choices = list(range(1 << len(orbit)))
+            pattern = choices[int(rng.integers(len(choices)))]
+            for k, c in enumerate(orbit):
+                cells[c] = (pattern >> k) & 1
+        return tuple(cells)
+
     def state_index(self):
         """Rank/unrank of the reachable positions (:class:`~puzzlespace.families.flip_index.FlipIndex`)."""
         from .flip_index import FlipIndex

@@ -13,6 +13,7 @@ import numba as nb
 import numpy as np
 
 from ..explore.table import get2, get_bit, next_set_bit
+from ..errors import PuzzleError
 from .base import State
 
 
@@ -127,6 +128,8 @@ class FlipIndex:
         self.radix = np.array(radix, dtype=np.int64)
         self.mult = np.cumprod([1] + radix[:-1]).astype(np.int64)
         self.size = int(np.prod(radix, dtype=object))
+        if self.size >= 1 << 62:
+            raise PuzzleError(f"{puzzle.spec} has about {self.size:.3g} positions: too many to index")
         self.src = np.tile(np.arange(self.n, dtype=np.int64), (len(puzzle.lines), 1))
         self.flip = np.zeros((len(puzzle.lines), self.n), dtype=np.int64)
         for m, line in enumerate(puzzle.lines):

@@ -198,6 +198,22 @@ class TokenPuzzle(Puzzle):
             raise PuzzleError(f"exploring is limited to {MAX_NODES} cells; {self.spec} has {self.n_cells}")
         return TokenIndex(self)
 
+    def random_position(self, rng) -> State:
+        """Uniform over the solvable positions: a random arrangement, made solvable on a
+        Wilson graph by swapping two tokens (a bijection between the two parity classes),
+        else drawn until one is solvable."""
+        g = self.graph
+        wilson = g.is_biconnected and not g.is_cycle and not g.is_theta0
+        while True:
+            cells = [int(t) for t in rng.permutation(self.n_cells)]
+            state = tuple(cells)
+            if wilson and g.is_bipartite and self.n_cells >= 3 and not self.check(state).solvable:
+                a, b = [v for v in range(self.n_cells) if cells[v]][:2]
+                cells[a], cells[b] = cells[b], cells[a]
+                state = tuple(cells)
+            if wilson or self.check(state).solvable:
+                return state
+
     def walking_partitions(self) -> list[list[int]]:
         """Partitions of the nodes (block id per node) for the walking-distance bound.
 
