@@ -12,8 +12,10 @@ the same split lets a distributed engine run chunks elsewhere.
 
 Table: depth mod 3 per state, 3 for not reached (2 bits). Frontier: one transient bit
 per state, set for the layer being expanded; new states are added to it as they are
-found and expansion takes only states whose entry is the current depth mod 3, so after
-a layer one pass keeps exactly the new layer. Memory per state: 3 bits.
+found and expansion takes only states whose entry is the current depth mod 3. Once a
+chunk is expanded its old-layer bits are cleared (by the merging thread, the only one
+that writes the frontier), so at the end of a layer the frontier is exactly the new
+layer. Memory per state: 3 bits.
 """
 
 from __future__ import annotations
@@ -178,7 +180,6 @@ def explore(
                 break
             depth += 1
             counts.append(added)
-            _keep_layer(pool, table, frontier, chunks, size, depth % 3)
             if out is not None:
                 _save(out, puzzle, goal, index, depth, counts, table, frontier,
                       done_before + time.perf_counter() - t0)
@@ -200,11 +201,20 @@ def _save(out, puzzle, goal, index, depth, counts, table, frontier, seconds) -> 
 
 
 def _expand_layer(pool, index, table, frontier, chunks, depth, threads, progress) -> int:
-    """Expand every chunk of layer ``depth``; merge the marks as they come; return states added."""
+    """Expand every chunk of layer ``depth``; merge the marks as they come; return states added.
+
+    When a chunk is done, its frontier keeps only new-layer states (no thread reads that
+    chunk's frontier again in this layer, and later merges only add new-layer states).
+    Chunks done before any new state was found are cleared at the end, and only if the
+    layer found some: if it found none, the frontier must still hold the last layer.
+    """
     dmod, new = depth % 3, (depth + 1) % 3
+    padded_end = len(frontier) * 8
     free_buffers = [np.empty(MARK_BUFFER, dtype=np.int64) for _ in range(2 * threads)]
     pending: dict = {}
     todo = list(reversed(chunks))
+    starts = {hi: lo for lo, hi in chunks}
+    unkept: list[tuple[int, int]] = []
     added = done = 0
 
     def submit(lo: int, hi: int, buf: np.ndarray) -> None:
@@ -221,16 +231,16 @@ def _expand_layer(pool, index, table, frontier, chunks, depth, threads, progress
             if nxt < hi:
                 submit(nxt, hi, buf)
                 continue
+            span = (starts[hi], hi if hi < index.size else padded_end)
+            if added:
+                keep_value(table, frontier, span[0], span[1], new)
+            else:
+                unkept.append(span)
             done += 1
             if progress:
                 progress(depth + 1, done, len(chunks), added)
             if todo:
                 submit(*todo.pop(), buf)
+    if added:
+        list(pool.map(lambda span: keep_value(table, frontier, span[0], span[1], new), unkept))
     return added
-
-
-def _keep_layer(pool, table, frontier, chunks, size, value) -> None:
-    """Leave in the frontier only the states of the new layer (entry == ``value``)."""
-    end = len(frontier) * 8
-    spans = [(lo, hi if hi < size else end) for lo, hi in chunks]
-    list(pool.map(lambda s: keep_value(table, frontier, s[0], s[1], value), spans))
