@@ -227,12 +227,15 @@ def expand_groups(table, frontier, lo, hi, dmod, n, ptr, adj, bipartite, need, f
     seq = np.empty(m, dtype=np.int64)
     digits = np.zeros(m, dtype=np.int64)
     step = 2 if bipartite else 1
+    shift = step - 1  # rank // step, without a division
     words = frontier.view(np.uint64)
     current = np.int64(-1)
     parity = 0
     r = np.int64(0)
     count = 0
     room = out.shape[0] - ptr.shape[0]
+    group = lo // n
+    base = group * n
     i = next_set_bit(words, lo, hi)
     while i < hi:
         if count > room:
@@ -240,8 +243,13 @@ def expand_groups(table, frontier, lo, hi, dmod, n, ptr, adj, bipartite, need, f
         if get2(table, i) != dmod:
             i = next_set_bit(words, i + 1, hi)
             continue
-        group = i // n
-        b = i - group * n
+        if i - base >= _STEP_GAP * n:  # far ahead: divide; near: step (no division)
+            group = i // n
+            base = group * n
+        while i - base >= n:
+            group += 1
+            base += n
+        b = i - base
         if group != current:
             if current >= 0 and group - current <= _STEP_GAP:
                 for _ in range(group - current):
@@ -254,7 +262,6 @@ def expand_groups(table, frontier, lo, hi, dmod, n, ptr, adj, bipartite, need, f
                     rest -= digits[x] * fact[m - 1 - x]
             current = group
             r = group * step
-        base = group * n
         odd = bipartite and parity != need[b] and m >= 2
         if odd:
             seq[m - 2], seq[m - 1] = seq[m - 1], seq[m - 2]
@@ -272,7 +279,7 @@ def expand_groups(table, frontier, lo, hi, dmod, n, ptr, adj, bipartite, need, f
                     r2 = _moved_rank(seq, digits, m, fact, u - 1, b, rb)
                 else:
                     r2 = _moved_rank(seq, digits, m, fact, u, b - 1, rb)
-                out[count] = (r2 // step) * n + u
+                out[count] = (r2 >> shift) * n + u
                 count += 1
         if odd:
             seq[m - 2], seq[m - 1] = seq[m - 1], seq[m - 2]
