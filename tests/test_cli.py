@@ -170,3 +170,11 @@ def test_near_valid_positions(case):
     assert r.exception is None or isinstance(r.exception, SystemExit)
     if r.exit_code == 2:
         assert len(r.stderr.strip().splitlines()) == 1 and r.stderr.startswith("error: ")
+
+
+def test_demo_solves_the_showcase():
+    r = run("demo")
+    assert r.exit_code == 0, r.output
+    for spec, length in (("sliding:3x3", "31"), ("sliding:4x3", "53"), ("jump:4", "12"), ("flip:5x5", "13")):
+        line = next(line for line in r.stdout.splitlines() if spec in line and "│" in line)
+        assert f" {length} " in line

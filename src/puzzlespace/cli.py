@@ -355,10 +355,10 @@ def generate(
 
 
 DEMO = [
-    ("sliding:3x3", "8 6 7/2 5 4/3 0 1", "the 8-puzzle's hardest position (seed 003)"),
-    ("sliding:4x3", "0 3 2 1/8 7 6 5/4 11 10 9", "an 11-puzzle antipode, 53 moves (seeds 000, 001)"),
-    ("jump:4", "1 2 3 4 0", "reverse four pieces, steps and jumps of 2 (seed 002)"),
-    ("flip:5x5", "WWBWW/WWBWW/BWBBW/WWWWW/WWWWW", "a 13-move flip puzzle (seed 004)"),
+    ("sliding:3x3", "8 6 7/2 5 4/3 0 1"),  # the 8-puzzle's hardest positions (seed 003)
+    ("sliding:4x3", "0 3 2 1/8 7 6 5/4 11 10 9"),  # an 11-puzzle antipode (seeds 000, 001)
+    ("jump:4", "1 2 3 4 0"),  # reverse four pieces with steps and jumps of 2 (seed 002)
+    ("flip:5x5", "WWBWW/WWBWW/BWBBW/WWWWW/WWWWW"),  # seed 004's 13-move problem
 ]
 
 
@@ -366,10 +366,10 @@ DEMO = [
 def demo() -> None:
     """Solve the seeds' showcase positions and print them."""
     table = Table(title="puzzlespace showcase: proven-optimal solutions")
-    for col in ("puzzle", "position", "what", "moves", "nodes", "seconds"):
-        table.add_column(col, justify="right" if col in ("moves", "nodes", "seconds") else "left")
+    for col in ("puzzle", "position", "moves", "nodes", "seconds"):
+        table.add_column(col, justify="right" if col in ("moves", "nodes", "seconds") else "left", no_wrap=True)
     with _errors():
-        for spec, position, what in DEMO:
+        for spec, position in DEMO:
             p = load_puzzle(spec)
             goal = "0 4 3 2 1" if spec == "jump:4" else None
             if goal:
@@ -379,7 +379,7 @@ def demo() -> None:
             if spec == "sliding:3x3":
                 _print_solution(sol, quiet=False)
                 out.print()
-            table.add_row(spec, p.format_position(sol.start), what, str(sol.length), f"{sol.nodes:,}",
+            table.add_row(spec, p.format_position(sol.start), str(sol.length), f"{sol.nodes:,}",
                           f"{time.perf_counter() - t0:.2f}")
     out.print(table)
 
