@@ -50,6 +50,7 @@ sys.path.insert(0, str(HERE))
 import seed_ida  # noqa: E402  (the baseline, next to this file)
 from harness import (  # noqa: E402  (shared helpers, next to this file)
     cli_executable, cpu_model, fmt_int, fmt_rate, fmt_s, loadavg, pin_one_cpu, snapshot_package, src_digest,
+    time_process,
 )
 
 LIVE_SRC = ROOT / "src" / "puzzlespace"
@@ -160,16 +161,7 @@ _SUMMARY = re.compile(r"optimal solution, (\d+) moves \((\w+), ([\d,]+) nodes, (
 def run_cli(key, *, repeat, base):
     inst = INSTANCES[key]
     cmd = cli_executable() + ["solve", key, inst["cli"], "--quiet"]
-    times, out = [], ""
-    for i in range(repeat + 1):  # the first run is the warm-up
-        t0 = time.perf_counter()
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        dt = time.perf_counter() - t0
-        if proc.returncode != 0:
-            raise RuntimeError(f"{cmd} failed ({proc.returncode}): {proc.stderr.strip()}")
-        out = proc.stdout
-        if i:
-            times.append(dt)
+    times, out = time_process(cmd, repeat)
     m = _SUMMARY.search(out)
     length, nodes, search_s = (int(m.group(1)), int(m.group(3).replace(",", "")), float(m.group(4))) if m else (None, None, None)
     if length is not None:
@@ -184,16 +176,7 @@ def run_baseline_process(key, *, repeat):
     """``python bench/seed_ida.py KEY START`` as a whole process (the fair match for the CLI)."""
     inst = INSTANCES[key]
     cmd = [sys.executable, str(HERE / "seed_ida.py"), key, inst["start"]]
-    times, out = [], ""
-    for i in range(repeat + 1):
-        t0 = time.perf_counter()
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        dt = time.perf_counter() - t0
-        if proc.returncode != 0:
-            raise RuntimeError(f"{cmd} failed ({proc.returncode}): {proc.stderr.strip()}")
-        out = proc.stdout
-        if i:
-            times.append(dt)
+    times, out = time_process(cmd, repeat)
     m = re.search(r"^(\d+) moves, ([\d,]+) nodes, ([\d.]+) s", out, re.M)
     length, nodes, search_s = int(m.group(1)), int(m.group(2).replace(",", "")), float(m.group(3))
     assert length == inst["optimal"], (key, length)

@@ -121,3 +121,22 @@ def fmt_rate(x: Optional[float]) -> str:
     if x is None:
         return "-"
     return f"{x / 1e6:.2f} M/s" if x >= 1e5 else f"{x / 1e3:.1f} k/s"
+
+
+def time_process(cmd: list[str], repeat: int) -> tuple[list[float], str]:
+    """Run ``cmd`` once to warm up, then ``repeat`` times; return the timed runs' seconds
+    and the last run's stdout. A failing run raises RuntimeError with its stderr."""
+    import subprocess
+    import time
+
+    times, out = [], ""
+    for i in range(repeat + 1):
+        t0 = time.perf_counter()
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        dt = time.perf_counter() - t0
+        if proc.returncode != 0:
+            raise RuntimeError(f"{cmd} failed ({proc.returncode}): {proc.stderr.strip()}")
+        out = proc.stdout
+        if i:
+            times.append(dt)
+    return times, out
