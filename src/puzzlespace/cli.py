@@ -157,8 +157,8 @@ def _progress(enabled: bool):
 
 def _print_solution(sol: Solution, quiet: bool) -> None:
     p = sol.puzzle
-    rate = f", {sol.nodes / sol.seconds:,.0f} nodes/s" if sol.seconds > 0.01 and sol.nodes else ""
-    out.print(f"{p.spec}: optimal solution, {sol.length} moves "
+    rate = f", {sol.nodes / sol.seconds:,.0f} nodes/s" if sol.seconds > 0.01 and sol.nodes > 10_000 else ""
+    out.print(f"{p.spec}: optimal solution, {sol.length} move{'' if sol.length == 1 else 's'} "
               f"({sol.method}, {sol.nodes:,} nodes, {sol.seconds:.3f} s{rate})", markup=False)
     for name, moves in sol.notations.items():
         sep = "" if all(len(str(m)) == 1 and not str(m).isdigit() for m in moves) else " "
