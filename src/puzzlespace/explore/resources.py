@@ -21,15 +21,21 @@ def parse_size(text: str) -> int:
     return int(float(m.group(1)) * _UNITS[m.group(2)])
 
 
-def available_memory() -> int:
-    """Bytes of memory available to a new allocation (MemAvailable on Linux)."""
+def _proc_kib(path: str, field: str) -> int | None:
+    """A ``Field:  N kB`` value from a Linux /proc file, in bytes (None elsewhere)."""
     try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemAvailable:"):
+        for line in Path(path).read_text().splitlines():
+            if line.startswith(field + ":"):
                 return int(line.split()[1]) * 1024
     except OSError:
         pass
-    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES")
+    return None
+
+
+def available_memory() -> int:
+    """Bytes of memory available to a new allocation (MemAvailable on Linux)."""
+    avail = _proc_kib("/proc/meminfo", "MemAvailable")
+    return avail if avail is not None else os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES")
 
 
 def free_disk(path: Path) -> int:
@@ -45,13 +51,8 @@ def peak_rss() -> int:
     Reads VmHWM on Linux (it belongs to this program's own address space); getrusage's
     maxrss can start from the parent's figure in a child process.
     """
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    peak = _proc_kib("/proc/self/status", "VmHWM")
+    return peak if peak is not None else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
 def human(n: float) -> str:
