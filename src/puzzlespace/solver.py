@@ -66,11 +66,12 @@ def choose_method(puzzle: Puzzle) -> str:
 def cached_tablebase(puzzle: Puzzle):
     """The tablebase of ``puzzle`` in the cache directory, or None."""
     from .explore.cache import tablebase_path
-    from .explore.tablebase import load
 
     path = tablebase_path(puzzle)
     if not path.exists():
         return None
+    from .explore.tablebase import load
+
     try:
         return load(path, puzzle)
     except PuzzleError:
