@@ -23,3 +23,18 @@ def seeds() -> dict:
 @pytest.fixture(scope="session")
 def examples() -> Path:
     return ROOT / "examples"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def private_cache(tmp_path_factory):
+    """Pattern databases and tablebases built by tests go to a temporary cache, shared by the session."""
+    import os
+
+    path = tmp_path_factory.mktemp("cache")
+    old = os.environ.get("PUZZLESPACE_CACHE")
+    os.environ["PUZZLESPACE_CACHE"] = str(path)
+    yield path
+    if old is None:
+        os.environ.pop("PUZZLESPACE_CACHE", None)
+    else:
+        os.environ["PUZZLESPACE_CACHE"] = old

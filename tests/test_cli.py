@@ -67,7 +67,7 @@ def test_solve_unsolvable():
 
 def test_solve_time_limit():
     r = run("solve", "5x5", "24 23 22 21 20/19 18 17 16 15/14 13 12 11 10/9 8 7 6 5/4 3 2 1 0",
-            "--time-limit", "0.2")
+            "--time-limit", "0.2", "--heuristic", "linear-conflict")
     assert r.exit_code == 3 and r.stderr.startswith("stopped: time limit")
 
 
@@ -178,3 +178,59 @@ def test_demo_solves_the_showcase():
     for spec, length in (("sliding:3x3", "31"), ("sliding:4x3", "53"), ("jump:4", "12"), ("flip:5x5", "13")):
         line = next(line for line in r.stdout.splitlines() if spec in line and "│" in line)
         assert f" {length} " in line
+
+
+def test_pdb_build_list_verify_and_solve_with_it(tmp_path):
+    cache = str(tmp_path / "c")
+    r = run("pdb", "build", "3x3", "--heuristic", "pdb:4-4", "--cache-dir", cache)
+    assert r.exit_code == 0, r.output
+    assert "building pattern database for tiles 1,2,3,4" in r.stderr and "ready" in r.stdout
+    r = run("pdb", "list", "--cache-dir", cache, "--json")
+    data = json.loads(r.stdout)
+    assert sorted(d["tiles"] for d in data) == [[1, 2, 3, 4], [5, 6, 7, 8]]
+    assert all(d["entries"] == 3024 and d["bits"] == 4 and d["puzzle"] == "sliding:3x3" for d in data)
+    assert "sliding:3x3" in run("pdb", "list", "--cache-dir", cache).stdout
+    r = run("solve", "3x3", "8 6 7/2 5 4/3 0 1", "--heuristic", "pdb:4-4", "--cache-dir", cache, "--json")
+    data = json.loads(r.stdout)
+    assert r.exit_code == 0 and data["length"] == 31 and data["heuristic"] == "pdb:4-4"
+    assert "building" not in r.stderr
+    r = run("pdb", "verify", "--cache-dir", cache)
+    assert r.exit_code == 0 and "2 of 2" in r.stdout
+    victim = sorted((tmp_path / "c" / "pdb").glob("*.pspdb"))[0]
+    raw = bytearray(victim.read_bytes())
+    raw[-1] ^= 1
+    victim.write_bytes(bytes(raw))
+    r = run("pdb", "verify", "--cache-dir", cache)
+    assert r.exit_code == 1 and "checksum" in r.stdout and "1 of 2" in r.stdout
+    r = run("solve", "3x3", "8 6 7/2 5 4/3 0 1", "--heuristic", "pdb:4-4", "--cache-dir", cache, "-q")
+    assert r.exit_code == 0 and "31 moves" in r.stdout and "corrupt" in r.stderr
+    assert run("pdb", "verify", "--cache-dir", cache).exit_code == 0
+
+
+def test_pdb_and_heuristic_errors(tmp_path):
+    assert_bad_input(run("solve", "3x3", "1 2 3/4 5 6/7 0 8", "--heuristic", "pdb:9-9"), "sum")
+    assert_bad_input(run("solve", "3x3", "1 2 3/4 5 6/7 0 8", "--heuristic", "fastest"), "unknown heuristic")
+    assert_bad_input(run("pdb", "build", "3x3", "--heuristic", "manhattan"), "needs no pattern databases")
+    assert_bad_input(run("solve", "flip:3x3", "BWB/WBB/BBB", "--heuristic", "pdb:4"), "no heuristic search")
+    r = run("pdb", "list", "--cache-dir", str(tmp_path / "empty"))
+    assert r.exit_code == 0 and "no pattern databases" in r.stdout
+
+
+def test_batch_csv_and_json_lines(tmp_path):
+    src = tmp_path / "in.txt"
+    src.write_text("# two 8-puzzle positions, Korf-style ids, and one unsolvable\n"
+                   "17 8 6 7 2 5 4 3 0 1\n\n1 2 3/4 5 6/0 7 8\n1 2 3 4 5 6 8 7 0\n")
+    r = run("batch", "3x3", str(src))
+    assert r.exit_code == 0, r.output
+    rows = [line.split(",") for line in r.stdout.strip().splitlines()]
+    assert rows[0] == ["id", "status", "length", "nodes", "seconds", "moves"]
+    assert [row[:3] for row in rows[1:]] == [["17", "solved", "31"], ["2", "solved", "2"], ["3", "unsolvable", ""]]
+    assert "solved 2 of 3" in r.stderr
+    out = tmp_path / "out.jsonl"
+    r = run("batch", "3x3", str(src), "--format", "jsonl", "--threads", "2", "--heuristic", "manhattan", "-o", str(out))
+    recs = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [x["length"] for x in recs] == [31, 2, None] and recs[1]["moves"] == "7 8"
+    assert recs[0]["start"] == [8, 6, 7, 2, 5, 4, 3, 0, 1] and "parity" in recs[2]["reason"] or recs[2]["reason"]
+    src.write_text("1 2 3/4 5 6/0 7 8\n1 2 3 4\n")
+    assert_bad_input(run("batch", "3x3", str(src)), "line 2")
+    assert_bad_input(run("batch", "3x3", str(tmp_path / "missing.txt")), "cannot read")

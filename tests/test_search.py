@@ -116,12 +116,13 @@ def test_solution_json_fields():
     assert data["path"][0] == [1, 2, 3, 4, 5, 6, 0, 7, 8] and data["path"][-1] == list(p.goal)
 
 
-def test_time_limit_stops_cleanly():
+@pytest.mark.parametrize("heuristic", ["linear-conflict", "pdb:3-3"])
+def test_time_limit_stops_cleanly(heuristic):
     p = ps.load_puzzle("5x5")
     rng = random.Random(3)
     start = random_solvable(p, rng)
     try:
-        ps.solve(p, start, time_limit=0.3)
+        ps.solve(p, start, time_limit=0.3, heuristic=heuristic)
     except ps.SearchStopped as exc:
         assert exc.seconds < 3 and exc.nodes > 0
     else:  # pragma: no cover - a random 24-puzzle is never solved this fast by IDA*

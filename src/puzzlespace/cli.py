@@ -37,6 +37,12 @@ PuzzleArg = Annotated[str, typer.Argument(help="sliding:WxH (or WxH), jump:N[:D1
 PositionArg = Annotated[str, typer.Argument(help="cells row-major, e.g. '8 6 7/2 5 4/3 0 1' or 'BWB/WBB/BBB'")]
 GoalOpt = Annotated[Optional[str], typer.Option("--goal", help="goal position (default: the family's)")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="print one JSON object")]
+HeuristicOpt = Annotated[str, typer.Option(
+    "--heuristic", help="IDA* bound: auto, manhattan, linear-conflict, walking, or pattern databases pdb:SIZES "
+    "(e.g. pdb:7-8, pdb:6-6-3, pdb:6-6-6-6) or pdb:TILES/TILES (e.g. pdb:1,2,3/4,5,6)")]
+CacheOpt = Annotated[Optional[Path], typer.Option(
+    "--cache-dir", help="where pattern databases and tablebases are cached (default: $PUZZLESPACE_CACHE, "
+    "else ~/.cache/puzzlespace)")]
 
 
 class Method(str, Enum):
@@ -114,14 +120,21 @@ def solve(
     time_limit: Optional[float] = typer.Option(None, "--time-limit", min=0.0, help="give up after S seconds"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="moves only, no boards"),
     table: Optional[Path] = typer.Option(None, "--table", help="read the solution from this tablebase"),
+    heuristic: HeuristicOpt = "auto",
+    cache_dir: CacheOpt = None,
 ) -> None:
     """Find a proven-optimal (fewest-moves) solution of POSITION."""
     with _errors():
         p, state = _load(puzzle, position, goal)
         tb = _tablebase(table, p) if table else None
         try:
+            problem = None
+            _use_cache(cache_dir)
+            if tb is None and _builds_patterns(p, method.value, heuristic):
+                problem = _search_problem(p, heuristic, show=not as_json)
             with _progress(enabled=not as_json) as report:
-                sol = solve_position(p, state, method.value, time_limit=time_limit, progress=report, table=tb)
+                sol = solve_position(p, state, "ida" if problem else method.value, time_limit=time_limit,
+                                     progress=report, table=tb, heuristic=heuristic, problem=problem)
         except Unsolvable as exc:
             if as_json:
                 _emit_json({"puzzle": p.spec, "start": list(state), "goal": list(p.goal),
@@ -155,11 +168,42 @@ def _progress(enabled: bool):
     yield plain
 
 
+def _builds_patterns(p: Puzzle, method: str, heuristic: str) -> bool:
+    """Whether solving will use pattern databases (loaded here first, to show their build)."""
+    from .explore.cache import tablebase_path
+    from .solver import resolve_heuristic
+
+    if method not in ("auto", "ida") or p.default_heuristic() is None:
+        return False
+    if method == "auto" and heuristic == "auto" and tablebase_path(p).exists():
+        return False
+    return resolve_heuristic(p, heuristic).startswith("pdb:")
+
+
+def _use_cache(cache_dir: Optional[Path]) -> None:
+    """Point the library's cache (pattern databases, tablebases) at ``--cache-dir``."""
+    if cache_dir is not None:
+        os.environ["PUZZLESPACE_CACHE"] = str(cache_dir)
+
+
+def _search_problem(p: Puzzle, heuristic: str, show: bool, threads: Optional[int] = None, rebuild: bool = False):
+    """The IDA* problem for ``heuristic``; pattern databases are built with a progress bar if missing."""
+    from .solver import search_problem_for
+
+    extra = {"rebuild": True} if rebuild else {}
+    if not show:
+        return search_problem_for(p, heuristic, threads=threads, **extra)
+    with _layer_progress(enabled=True) as report:
+        return search_problem_for(p, heuristic, threads=threads, progress=report,
+                                  notify=lambda line: err.print(line, markup=False), **extra)
+
+
 def _print_solution(sol: Solution, quiet: bool) -> None:
     p = sol.puzzle
     rate = f", {sol.nodes / sol.seconds:,.0f} nodes/s" if sol.seconds > 0.01 and sol.nodes > 10_000 else ""
+    how = f"{sol.method} {sol.heuristic}" if sol.heuristic else sol.method
     out.print(f"{p.spec}: optimal solution, {sol.length} move{'' if sol.length == 1 else 's'} "
-              f"({sol.method}, {sol.nodes:,} nodes, {sol.seconds:.3f} s{rate})", markup=False)
+              f"({how}, {sol.nodes:,} nodes, {sol.seconds:.3f} s{rate})", markup=False)
     for name, moves in sol.notations.items():
         sep = "" if all(len(str(m)) == 1 and not str(m).isdigit() for m in moves) else " "
         out.print(f"{name}: {sep.join(map(str, moves)) or '(none)'}", markup=False)
@@ -352,6 +396,142 @@ def generate(
     else:
         for s in states:
             out.print(p.format_position(s), markup=False)
+
+pdb_app = typer.Typer(no_args_is_help=True, help="Build, list and verify cached pattern databases.")
+app.add_typer(pdb_app, name="pdb")
+
+
+@pdb_app.command("build")
+def pdb_build(
+    puzzle: PuzzleArg,
+    heuristic: HeuristicOpt = "auto",
+    goal: GoalOpt = None,
+    cache_dir: CacheOpt = None,
+    threads: Optional[int] = typer.Option(None, "--threads", min=1, help="worker threads (default: all cores)"),
+    rebuild: bool = typer.Option(False, "--rebuild", help="build again even if cached"),
+) -> None:
+    """Build the pattern databases of a heuristic (default: the board's) into the cache."""
+    from .pdb.store import pdb_dir
+    from .solver import resolve_heuristic
+
+    with _errors():
+        _use_cache(cache_dir)
+        p = load_puzzle(puzzle, goal)
+        name = resolve_heuristic(p, heuristic)
+        if not name.startswith("pdb:"):
+            raise PuzzleError(f"{name!r} needs no pattern databases; name one with --heuristic pdb:SIZES")
+        t0 = time.perf_counter()
+        _search_problem(p, name, show=True, threads=threads, rebuild=rebuild)
+    out.print(f"{p.spec} {name}: ready in {pdb_dir()} ({time.perf_counter() - t0:.1f} s)", markup=False)
+
+
+@pdb_app.command("list")
+def pdb_list(cache_dir: CacheOpt = None, as_json: JsonOpt = False) -> None:
+    """List the cached pattern databases."""
+    from .pdb.store import listing, pdb_dir
+
+    _use_cache(cache_dir)
+    found = listing()
+    if as_json:
+        _emit_json([dict(h or {}, path=str(path), problem=why) for path, h, why in found])
+        return
+    if not found:
+        out.print(f"no pattern databases in {pdb_dir()}", markup=False)
+        return
+    table = Table(title=f"pattern databases in {pdb_dir()}")
+    for col in ("puzzle", "goal", "tiles", "entries", "bits", "max", "MB", "build s"):
+        table.add_column(col, justify="left" if col in ("puzzle", "goal", "tiles") else "right")
+    for path, h, why in found:
+        if h is None:
+            table.add_row(path.name, f"unreadable: {why}", "", "", "", "", "", "")
+            continue
+        table.add_row(h.get("puzzle", "?"), " ".join(map(str, h.get("goal", []))), ",".join(map(str, h.get("tiles", []))),
+                      f"{h.get('entries', 0):,}", str(h.get("bits")), str(h.get("max")),
+                      f"{path.stat().st_size / 2**20:.1f}", str(h.get("seconds", "")))
+    out.print(table)
+
+
+@pdb_app.command("verify")
+def pdb_verify(cache_dir: CacheOpt = None) -> None:
+    """Check every cached pattern database (header, size, checksum). Exit 1 if any is bad."""
+    from .pdb.store import listing, pdb_dir, read
+
+    _use_cache(cache_dir)
+    bad = 0
+    files = listing()
+    for path, _, _ in files:
+        try:
+            db = read(path)
+            out.print(f"ok       {path.name} ({db.header['puzzle']}, tiles {','.join(map(str, db.tiles))})",
+                      markup=False)
+        except PuzzleError as exc:
+            bad += 1
+            out.print(f"BAD      {path.name}: {exc}", markup=False)
+    out.print(f"{len(files) - bad} of {len(files)} pattern databases in {pdb_dir()} are sound", markup=False)
+    raise typer.Exit(1 if bad else 0)
+
+
+class Format(str, Enum):
+    csv = "csv"
+    jsonl = "jsonl"
+
+
+@app.command()
+def batch(
+    puzzle: PuzzleArg,
+    file: Annotated[Path, typer.Argument(help="positions, one per line ('-' for stdin); Korf's 'id cells...' lines too")],
+    goal: GoalOpt = None,
+    heuristic: HeuristicOpt = "auto",
+    method: Method = typer.Option(Method.auto, "--method", help="search method"),
+    fmt: Format = typer.Option(Format.csv, "--format", help="csv (a header line, then one row per position) or jsonl"),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="write the results here (default: stdout)"),
+    threads: int = typer.Option(1, "--threads", min=1, help="positions solved at once"),
+    time_limit: Optional[float] = typer.Option(None, "--time-limit", min=0.0, help="give up on a position after S seconds"),
+    cache_dir: CacheOpt = None,
+) -> None:
+    """Solve every position in FILE optimally; one result per line (CSV or JSON lines), totals on stderr.
+
+    Exit 0 when every position got an answer (solved or proven unsolvable), 3 when the
+    time limit stopped some.
+    """
+    import csv
+
+    from .batch import FIELDS, read_positions, solve_all
+
+    with _errors():
+        _use_cache(cache_dir)
+        p = load_puzzle(puzzle, goal)
+        try:
+            lines = sys.stdin.read().splitlines() if str(file) == "-" else file.read_text().splitlines()
+        except OSError as exc:
+            raise PuzzleError(f"cannot read {str(file)!r}: {exc.strerror or exc}") from None
+        items = read_positions(p, lines)
+        if not items:
+            raise PuzzleError(f"{str(file)!r} holds no positions")
+        problem = _search_problem(p, heuristic, show=True) if _builds_patterns(p, method.value, heuristic) else None
+        sink = open(output, "w", newline="") if output else sys.stdout
+        writer = csv.DictWriter(sink, fieldnames=FIELDS) if fmt == Format.csv else None
+        if writer:
+            writer.writeheader()
+        t0 = time.perf_counter()
+        solved = stopped = nodes = 0
+        search = 0.0
+        for r in solve_all(p, items, method=method.value, heuristic=heuristic, threads=threads, time_limit=time_limit,
+                           problem=problem):
+            if writer:
+                writer.writerow(r.row())
+            else:
+                sink.write(json.dumps(dict(r.row(), start=list(r.start), reason=r.reason)) + "\n")
+            sink.flush()
+            solved += r.status == "solved"
+            stopped += r.status == "stopped"
+            nodes += r.nodes
+            search += r.seconds
+        if output:
+            sink.close()
+    err.print(f"solved {solved} of {len(items)}: {nodes:,} nodes, {search:.2f} s searching, "
+              f"{time.perf_counter() - t0:.2f} s wall on {threads} thread{'s' if threads > 1 else ''}", markup=False)
+    raise typer.Exit(3 if stopped else 0)
 
 
 DEMO = [

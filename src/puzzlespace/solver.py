@@ -35,6 +35,7 @@ class Solution:
     seconds: float
     optimal: bool = True
     notations: dict[str, list] = field(default_factory=dict)
+    heuristic: str = ""
 
     @property
     def length(self) -> int:
@@ -53,6 +54,7 @@ class Solution:
             "notations": self.notations,
             "path": [list(s) for s in self.path],
             "method": self.method,
+            "heuristic": self.heuristic,
             "nodes": self.nodes,
             "seconds": round(self.seconds, 6),
         }
@@ -60,7 +62,30 @@ class Solution:
 
 def choose_method(puzzle: Puzzle) -> str:
     """``ida`` where the family offers compiled heuristic search, else ``bibfs``."""
-    return "ida" if puzzle.search_problem() is not None else "bibfs"
+    return "ida" if puzzle.default_heuristic() is not None else "bibfs"
+
+
+def resolve_heuristic(puzzle: Puzzle, heuristic: str = "auto") -> str:
+    """The heuristic ``auto`` stands for on ``puzzle`` (or ``heuristic`` itself)."""
+    default = puzzle.default_heuristic()
+    if default is None:
+        raise PuzzleError(f"{puzzle.spec} has no heuristic search; use --method bfs or bibfs")
+    return default if heuristic == "auto" else heuristic
+
+
+def search_problem_for(puzzle: Puzzle, heuristic: str = "auto", **pdb_options):
+    """The IDA* problem of ``puzzle`` with ``heuristic``: a classic bound or ``pdb:...``
+    (pattern databases read from the cache or built; ``pdb_options`` go to
+    :func:`~puzzlespace.pdb.heuristic.pattern_problem`)."""
+    name = resolve_heuristic(puzzle, heuristic)
+    if name.startswith("pdb:"):
+        from .pdb.heuristic import pattern_problem
+
+        return pattern_problem(puzzle, name, **pdb_options)
+    problem = puzzle.search_problem(name)
+    if problem is None:
+        raise PuzzleError(f"{puzzle.spec} has no heuristic search; use --method bfs or bibfs")
+    return problem
 
 
 def cached_tablebase(puzzle: Puzzle):
@@ -85,12 +110,18 @@ def solve(
     time_limit: float | None = None,
     progress: Callable[[int, int, float], None] | None = None,
     table=None,
+    heuristic: str = "auto",
+    problem=None,
+    **pdb_options,
 ) -> Solution:
     """An optimal solution of ``start``.
 
     ``method="table"`` (or a given ``table``, a loaded
     :class:`~puzzlespace.explore.tablebase.Tablebase`) reads the solution from a
-    tablebase without search; ``"auto"`` does so when the cache holds one for this puzzle.
+    tablebase without search; ``"auto"`` does so when the cache holds one for this puzzle
+    and no ``heuristic`` is named. IDA* uses ``heuristic`` (``auto``: the family's
+    default; see :func:`search_problem_for`), or a ready ``problem`` (to share loaded
+    pattern databases between many solves).
 
     Raises
     ------
@@ -109,23 +140,28 @@ def solve(
         verdict = None
     if verdict is not None and not verdict.solvable:
         raise Unsolvable(verdict)
-    if method == "auto" and table is None:
+    if method == "auto" and table is None and heuristic == "auto" and problem is None:
         table = cached_tablebase(puzzle)
     if table is not None and method in ("auto", "table"):
         method = "table"
     elif method == "table":
         raise PuzzleError(f"no tablebase for {puzzle.spec}: pass --table FILE or run explore --save cache")
+    if heuristic != "auto" or problem is not None:
+        if method not in ("auto", "ida"):
+            raise PuzzleError(f"a heuristic guides IDA* only, not --method {method}")
+        method = "ida"
     if method == "auto":
         method = choose_method(puzzle)
+    used = resolve_heuristic(puzzle, heuristic) if method == "ida" else ""
     t0 = time.perf_counter()
     if method == "table":
         from .search.bfs import PathResult
 
         found = PathResult(table.descend(start), 0)
     elif method == "ida":
-        problem = puzzle.search_problem()
         if problem is None:
-            raise PuzzleError(f"{puzzle.spec} has no heuristic search; use --method bfs or bibfs")
+            problem = search_problem_for(puzzle, heuristic, **pdb_options)
+            t0 = time.perf_counter()
         from .search.ida import ida_star
 
         found = ida_star(problem, start, time_limit=time_limit, progress=progress)
@@ -140,7 +176,7 @@ def solve(
     if path[-1] != puzzle.goal:
         raise AssertionError(f"internal error: the {method} solution does not reach the goal")
     return Solution(puzzle, start, moves, path, method, nodes, seconds,
-                    notations=puzzle.move_notations(path, moves))
+                    notations=puzzle.move_notations(path, moves), heuristic=used)
 
 
 def _exhausted() -> Verdict:

@@ -25,7 +25,7 @@ import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 import numpy as np
 
@@ -170,19 +170,20 @@ def explore(
         depth, counts, done_before = 0, [1], 0.0
         if out is not None:
             _save(out, puzzle, goal, index, depth, counts, table, frontier, done_before)
-    chunks = chunk_spans(size, index.group * 64, CHUNKS_PER_THREAD * threads)
-    with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="puzzlespace-explore") as pool:
-        while stop_at_depth is None or depth < stop_at_depth:
-            report = (lambda d, done, total, new, base=sum(counts): progress(d, done, total, base + new)) \
-                if progress else None
-            added = _expand_layer(pool, index, table, frontier, chunks, depth, threads, report)
-            if added == 0:
-                break
-            depth += 1
-            counts.append(added)
-            if out is not None:
-                _save(out, puzzle, goal, index, depth, counts, table, frontier,
-                      done_before + time.perf_counter() - t0)
+    base = [sum(counts)]
+    report = (lambda d, done, total, new: progress(d, done, total, base[0] + new)) if progress else None
+    layers = run_layers(index, table, frontier, depth, threads, report)
+    while stop_at_depth is None or depth < stop_at_depth:
+        added = next(layers, 0)
+        if added == 0:
+            break
+        depth += 1
+        counts.append(added)
+        base[0] += added
+        if out is not None:
+            _save(out, puzzle, goal, index, depth, counts, table, frontier,
+                  done_before + time.perf_counter() - t0)
+    layers.close()
     found = np.empty(max(antipode_limit, 0), dtype=np.int64)
     written, total = collect_bits(frontier, 0, len(frontier) * 8, found)
     antipodes = [index.unrank(int(i)) for i in found[:written]]
@@ -192,6 +193,48 @@ def explore(
         peak_memory_bytes=peak_rss(), scheme=index.scheme, rank_space=size, threads=threads,
         table=table if keep_table else None, frontier=frontier if stop_at_depth is not None else None,
     )
+
+
+def run_layers(index, table, frontier, depth: int, threads: int, progress=None) -> Iterator[int]:
+    """Expand layer after layer, starting from the complete layer ``depth`` in ``frontier``.
+
+    Yields the number of states of each new layer, once it is complete (``frontier`` then
+    holds exactly that layer and ``table`` every state reached so far); ends when a layer
+    is empty. ``progress(depth, chunks done, chunks, states of the layer so far)``.
+    """
+    chunks = chunk_spans(index.size, index.group * 64, CHUNKS_PER_THREAD * threads)
+    with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="puzzlespace-bfs") as pool:
+        while True:
+            added = _expand_layer(pool, index, table, frontier, chunks, depth, threads, progress)
+            if added == 0:
+                return
+            depth += 1
+            yield added
+
+
+def layered_bfs(index, roots, *, threads: int | None = None, max_memory: int | None = None,
+                on_layer: Callable[[int, np.ndarray], None] | None = None, progress=None) -> list[int]:
+    """Breadth-first search over any state index from the ranks ``roots`` (depth 0).
+
+    The in-memory core of :func:`explore`, for state spaces that are not puzzles (e.g.
+    the abstract spaces of pattern databases; their ranks need not all be reachable).
+    ``on_layer(depth, frontier)`` sees each complete layer as a bitmap (read it, do not
+    keep it). Returns the number of states per depth.
+    """
+    threads = threads or os.cpu_count() or 1
+    check_resources(plan(index, threads, False), max_memory, None)
+    table, frontier = new_table(index.size), new_bits(index.size)
+    for r in roots:
+        set2(table, int(r), 0)
+        set_bit(frontier, int(r))
+    counts = [len(set(roots))]
+    if on_layer:
+        on_layer(0, frontier)
+    for added in run_layers(index, table, frontier, 0, threads, progress):
+        counts.append(added)
+        if on_layer:
+            on_layer(len(counts) - 1, frontier)
+    return counts
 
 
 def _save(out, puzzle, goal, index, depth, counts, table, frontier, seconds) -> None:

@@ -105,8 +105,12 @@ class Puzzle(ABC):
         """The family's rank/unrank between positions and ``0..size-1`` (see :mod:`puzzlespace.explore`)."""
         raise PuzzleError(f"{self.spec} has no state index, so it cannot be explored")
 
-    def search_problem(self):
-        """Arrays for compiled heuristic search (:mod:`puzzlespace.search.ida`), or None."""
+    def search_problem(self, heuristic: str = "walking"):
+        """Arrays for compiled heuristic search with a classic bound (:mod:`puzzlespace.search.ida`), or None."""
+        return None
+
+    def default_heuristic(self) -> str | None:
+        """The heuristic IDA* uses by default (``pdb:...`` or a classic bound), None without search."""
         return None
 
     # ----- shared behaviour -------------------------------------------------------------

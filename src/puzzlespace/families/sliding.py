@@ -86,3 +86,29 @@ class SlidingPuzzle(TokenPuzzle):
             return []
         w = self.width
         return [[v // w for v in range(self.n_cells)], [v % w for v in range(self.n_cells)]]
+
+    def symmetries(self) -> list[list[int]]:
+        """The reflection about the main diagonal, on square boards."""
+        w = self.width
+        if w != self.height:
+            return []
+        return [[(v % w) * w + v // w for v in range(self.n_cells)]]
+
+    def pattern_order(self) -> list[int]:
+        """Along the shorter side first: row-major, or column-major on boards wider than
+        tall, so that ``pdb:6-5`` on 4x3 takes two 2x3 blocks and ``pdb:7-8`` on 4x4 the
+        top and bottom halves."""
+        w, h = self.width, self.height
+        if w <= h:
+            return list(range(self.n_cells))
+        return [r * w + c for c in range(w) for r in range(h)]
+
+    def default_heuristic(self) -> str:
+        """Up to 9 cells the classic ``walking`` bound; larger boards pattern databases
+        (4x3: ``pdb:6-5``, 4x4: ``pdb:6-6-3``, 5x5: ``pdb:6-6-6-6``) while their tables stay
+        below about 600 MB; beyond that ``linear-conflict``."""
+        from ..pdb.heuristic import default_pdb
+
+        if self.n_cells <= 9:
+            return "walking"
+        return default_pdb(self.n_cells) or "linear-conflict"

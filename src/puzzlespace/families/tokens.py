@@ -22,6 +22,8 @@ from ..graphs import Graph
 from ..positions import check_arrangement, parse_numbers
 from .base import Puzzle, State, Verdict
 
+#: The bounds built from per-token distances (see :meth:`TokenPuzzle.search_problem`).
+CLASSIC_HEURISTICS = ("manhattan", "linear-conflict", "walking")
 #: Largest graph whose reachable set is enumerated when no invariant decides.
 EXHAUSTIVE_MAX_NODES = 9
 
@@ -222,23 +224,50 @@ class TokenPuzzle(Puzzle):
         """
         return []
 
-    def search_problem(self):
-        """The IDA* tables of this puzzle (built once per puzzle object)."""
-        return self._search_problem
+    def symmetries(self) -> list[list[int]]:
+        """Node permutations that map the graph onto itself, for pattern-database views
+        (none by default; see :mod:`puzzlespace.pdb.heuristic`)."""
+        return []
 
-    @cached_property
-    def _search_problem(self):
-        from ..search.ida import TokenSearchProblem
+    def pattern_order(self) -> list[int]:
+        """The nodes in the order ``pdb:SIZES`` groups take tiles by goal node (0..n-1 here);
+        families order them so that consecutive nodes lie close together."""
+        return list(range(self.n_cells))
 
+    def default_heuristic(self) -> str:
+        """The bound IDA* uses when none is named: the classic ``walking`` bound."""
+        return "walking"
+
+    def distance_table(self) -> np.ndarray:
+        """``dist[t, v]``: moves token ``t`` needs from node ``v`` to its goal node (row 0 zero)."""
         dist = np.zeros((self.n_cells, self.n_cells), dtype=np.int16)
         goal_node = {t: v for v, t in enumerate(self.goal)}
         for t in range(1, self.n_cells):
             dist[t] = self.graph.distance_matrix[goal_node[t]]
-        return TokenSearchProblem.build(
-            neighbors=self.graph.neighbors,
-            dist=dist,
-            goal=self.goal,
-            lines=self.conflict_lines(),
-            bipartite=self.graph.is_bipartite,
-            partitions=self.walking_partitions(),
-        )
+        return dist
+
+    def search_problem(self, heuristic: str = "walking"):
+        """The IDA* tables of a classic bound (built once per puzzle object and bound).
+
+        ``manhattan``: the distance sum; ``linear-conflict``: plus the conflicts on the
+        family's lines; ``walking``: the larger of that and the walking distance.
+        """
+        if heuristic not in self._problems:
+            from ..search.ida import TokenSearchProblem
+
+            if heuristic not in CLASSIC_HEURISTICS:
+                raise PuzzleError(f"unknown heuristic {heuristic!r}: choose one of {', '.join(CLASSIC_HEURISTICS)} "
+                                  "or pdb:SIZES")
+            self._problems[heuristic] = TokenSearchProblem.build(
+                neighbors=self.graph.neighbors,
+                dist=self.distance_table(),
+                goal=self.goal,
+                lines=self.conflict_lines() if heuristic != "manhattan" else [],
+                bipartite=self.graph.is_bipartite,
+                partitions=self.walking_partitions() if heuristic == "walking" else [],
+            )
+        return self._problems[heuristic]
+
+    @cached_property
+    def _problems(self) -> dict:
+        return {}

@@ -40,11 +40,20 @@ from .walking import build_walking_table
 MAX_LINE = 7
 #: A move touches the lines through two nodes; each node may lie on at most two lines.
 _ENTRIES = 4
-# ctl slots: node count, smallest f above the bound, stop request
 # ctl slots: node count, smallest f above the bound, stop request, number of walking partitions
 _NODES, _MIN_F, _STOP, _WALKS = 0, 1, 2, 3
 _BIG = 1 << 40
 _FOUND, _NOT_FOUND, _STOPPED = 1, 0, -1
+
+
+def pack_graph(neighbors: Sequence[Sequence[int]]) -> np.ndarray:
+    """CSR neighbour lists in one int64 array: ``ptr`` (n+1 entries, offset past themselves)
+    then ``adj``; the neighbours of ``v`` are ``graph[graph[v]:graph[v+1]]``."""
+    n = len(neighbors)
+    ptr = np.zeros(n + 1, dtype=np.int64)
+    ptr[1:] = np.cumsum([len(a) for a in neighbors])
+    adj = np.array([v for a in neighbors for v in a], dtype=np.int64)
+    return np.concatenate([ptr + n + 1, adj])
 
 
 @dataclass
@@ -54,9 +63,8 @@ class TokenSearchProblem:
     Attributes
     ----------
     graph : int64 array
-        The CSR neighbour lists packed as ``ptr`` (n+1 entries, offset past themselves)
-        then ``adj``: neighbours of node ``v`` are ``graph[graph[v]:graph[v+1]]``. Entry
-        ``i`` is the edge "the blank at ``v`` moves to ``graph[i]``".
+        The packed CSR graph (:func:`pack_graph`). Entry ``i`` is the edge "the blank at
+        ``v`` moves to ``graph[i]``".
     dist : int16 array (n, n)
         Admissible per-token distance to goal; row 0 (the blank) is zero.
     moves : int32 array (n_edges * n, 16)
@@ -109,10 +117,8 @@ class TokenSearchProblem:
         and walking-distance ``partitions`` (block id per node; no edge may cross blocks
         in two of them)."""
         n = len(neighbors)
-        ptr = np.zeros(n + 1, dtype=np.int64)
-        ptr[1:] = np.cumsum([len(a) for a in neighbors])
-        adj = np.array([v for a in neighbors for v in a], dtype=np.int64)
-        graph = np.concatenate([ptr + n + 1, adj])
+        graph = pack_graph(neighbors)
+        ptr, adj = graph[: n + 1] - n - 1, graph[n + 1 :]
         lines = [list(line) for line in lines if 2 <= len(line) <= MAX_LINE]
         if any(c > 2 for c in np.bincount([v for line in lines for v in line], minlength=n)):
             raise ValueError("a node may lie on at most two conflict lines")
@@ -190,6 +196,21 @@ class TokenSearchProblem:
     def heuristic(self, state: Sequence[int]) -> int:
         """The bound h of ``state``: max(distance sum + conflicts, walking distance)."""
         return max(self.distance_sum(state) + self.conflict_sum(state), self.walking_distance(state))
+
+    def pass_function(self, start: Sequence[int], bound: int, ctl: np.ndarray, path: np.ndarray):
+        """One depth-first pass from ``start`` below ``bound``, as a function of no arguments."""
+        tiles = np.asarray(start, dtype=np.int64).copy()
+        blank = int(np.flatnonzero(tiles == 0)[0])
+        keys = np.concatenate([
+            self.line_keys(start) + self.table_off[:-1],
+            np.array(self.walk_states(start), dtype=np.int64),
+            np.array([self.table_off[-1]], dtype=np.int64),
+        ])
+        md, lc, wd = self.distance_sum(start), self.conflict_sum(start), self.walking_distance(start)
+        ctl[_WALKS] = len(self.walk_tables)
+        return lambda: _dfs(tiles, np.int64(blank), np.int64(-1), np.int64(0), np.int64(md), np.int64(lc),
+                            np.int64(wd), np.int64(bound), self.graph, self.moves, self.table, keys,
+                            self.walk_trans, ctl, path)
 
 
 @dataclass
@@ -337,22 +358,15 @@ def _dfs(tiles, blank, prev, g, md, lc, wd, bound, graph, moves, table, keys, wa
 def _run_pass(problem, start, bound, ctl, path):
     """Start one pass from ``start`` in a worker thread (deep recursion gets a large stack).
 
-    Returns the thread and a one-item list that receives the pass's status.
+    ``problem.pass_function(start, bound, ctl, path)`` gives the pass as a function of no
+    arguments returning _FOUND, _NOT_FOUND or _STOPPED. Returns the thread and a one-item
+    list that receives the pass's status.
     """
     out = [_NOT_FOUND]
-    tiles = np.asarray(start, dtype=np.int64).copy()
-    blank = int(np.flatnonzero(tiles == 0)[0])
-    keys = np.concatenate([
-        problem.line_keys(start) + problem.table_off[:-1],
-        np.array(problem.walk_states(start), dtype=np.int64),
-        np.array([problem.table_off[-1]], dtype=np.int64),
-    ])
-    md, lc, wd = problem.distance_sum(start), problem.conflict_sum(start), problem.walking_distance(start)
+    run = problem.pass_function(start, bound, ctl, path)
 
     def work():
-        out[0] = _dfs(tiles, np.int64(blank), np.int64(-1), np.int64(0), np.int64(md), np.int64(lc),
-                      np.int64(wd), np.int64(bound), problem.graph, problem.moves, problem.table, keys,
-                      problem.walk_trans, ctl, path)
+        out[0] = run()
 
     old = threading.stack_size(256 << 20)
     try:
@@ -396,8 +410,8 @@ def ida_star(
         return IDAResult([], 0, 0, time.perf_counter() - t0)
     bound, nodes = h0, 0
     while True:
-        ctl = np.array([0, _BIG, 0, len(problem.walk_tables)], dtype=np.int64)
-        path = np.zeros(bound + 1, dtype=np.int32)
+        ctl = np.array([0, _BIG, 0, 0], dtype=np.int64)
+        path = np.full(bound + 1, -1, dtype=np.int32)
         if progress:
             progress(bound, nodes, time.perf_counter() - t0)
         thread, out = _run_pass(problem, start, bound, ctl, path)
@@ -420,7 +434,7 @@ def ida_star(
             raise SearchStopped(f"time limit of {time_limit:g} s reached while searching with bound {bound}",
                                 nodes=nodes, seconds=elapsed)
         if out[0] == _FOUND:
-            return IDAResult([int(v) for v in path[:bound]], nodes, bound, elapsed)
+            return IDAResult([int(v) for v in path if v >= 0], nodes, bound, elapsed)
         if ctl[_MIN_F] >= _BIG:
             return None
         if bound >= max_bound:

@@ -1,0 +1,110 @@
+"""Pattern-database heuristics for token puzzles: partitions, symmetry views, loading.
+
+A heuristic is named ``pdb:SIZES`` (e.g. ``pdb:7-8``, ``pdb:6-6-3``, ``pdb:6-6-6-6``: the
+tiles, taken in the order of their goal nodes along the family's :meth:`pattern_order`,
+cut into groups of those sizes) or
+``pdb:TILES/TILES/...`` (explicit groups, e.g. ``pdb:1,2,3,4,5,6,7/8,9,10,11,12,13,14,15``).
+Groups must be disjoint; together they may leave tiles out (the bound stays admissible,
+only weaker).
+
+Symmetry: every node permutation the family offers (:meth:`symmetries`, e.g. the
+reflection of a square board about its main diagonal) that keeps the goal's blank in place
+maps the goal onto itself once tiles are renamed by their goal nodes; the same tables
+looked up on the mapped position give another admissible sum, and the search takes the
+larger.
+"""
+
+from __future__ import annotations
+
+import re
+from math import perm
+from pathlib import Path
+from typing import Callable, Sequence
+
+from ..errors import PuzzleError
+from .space import MAX_NODES, PatternSpace
+from .store import obtain
+
+#: Largest total number of entries a default partition may have (about that many bytes).
+DEFAULT_MAX_ENTRIES = 600_000_000
+
+
+def parse_groups(text: str, goal: Sequence[int], order: Sequence[int] | None = None) -> list[list[int]]:
+    """The groups named by the part of a ``pdb:`` heuristic after the colon.
+
+    Group sizes take the tiles in the order of their goal nodes along ``order`` (a
+    sequence of all nodes; default 0..n-1).
+    """
+    n = len(goal)
+    text = text.strip()
+    if re.fullmatch(r"\d+(-\d+)*", text):
+        sizes = [int(s) for s in text.split("-")]
+        if 0 in sizes or sum(sizes) > n - 1:
+            raise PuzzleError(f"pdb:{text}: group sizes must be positive and sum to at most {n - 1} (the tiles)")
+        order, groups = [goal[v] for v in (order if order is not None else range(n)) if goal[v]], []
+        for s in sizes:
+            groups.append(order[:s])
+            order = order[s:]
+        return groups
+    groups = []
+    for part in text.split("/"):
+        words = [w for w in re.split(r"[,\s]+", part.strip()) if w]
+        if not words or not all(w.isdigit() for w in words):
+            raise PuzzleError(f"pdb:{text}: write group sizes (e.g. pdb:6-6-3) or tile lists (e.g. pdb:1,2,3/4,5,6)")
+        groups.append([int(w) for w in words])
+    tiles = [t for g in groups for t in g]
+    bad = [t for t in tiles if not 1 <= t < n]
+    if bad:
+        raise PuzzleError(f"pdb:{text}: tile {bad[0]} does not exist (tiles are 1..{n - 1})")
+    if len(set(tiles)) != len(tiles):
+        raise PuzzleError(f"pdb:{text}: the groups must be disjoint (a tile appears twice)")
+    return groups
+
+
+def default_sizes(n_tiles: int) -> list[int]:
+    """Groups of at most 6 tiles (two near-equal groups up to 11 tiles): 15 -> 6-6-3, 24 -> 6-6-6-6."""
+    if n_tiles <= 11:
+        return [n_tiles - n_tiles // 2, n_tiles // 2]
+    return [6] * (n_tiles // 6) + ([n_tiles % 6] if n_tiles % 6 else [])
+
+
+def default_pdb(n_nodes: int) -> str | None:
+    """The default partition of a board of ``n_nodes``, or None where pattern databases
+    would be too large (their total entries above :data:`DEFAULT_MAX_ENTRIES`)."""
+    if n_nodes > MAX_NODES:
+        return None
+    sizes = default_sizes(n_nodes - 1)
+    if sum(perm(n_nodes, k) for k in sizes) > DEFAULT_MAX_ENTRIES:
+        return None
+    return "pdb:" + "-".join(map(str, sizes))
+
+
+def views(goal: Sequence[int], symmetries: Sequence[Sequence[int]]) -> list[tuple[list[int], list[int]]]:
+    """(node map, tile map) of each symmetry that keeps the goal's blank on its node."""
+    home = {t: v for v, t in enumerate(goal)}
+    out = []
+    for sigma in symmetries:
+        if sigma[home[0]] != home[0]:
+            continue
+        out.append((list(sigma), [goal[sigma[home[t]]] for t in range(len(goal))]))
+    return out
+
+
+def pattern_problem(puzzle, heuristic: str, *, cache_dir: str | Path | None = None, threads: int | None = None,
+                    max_memory: int | None = None, progress=None, notify: Callable[[str], None] | None = None,
+                    rebuild: bool = False):
+    """The :class:`~puzzlespace.search.pattern_ida.PatternSearchProblem` of ``puzzle`` for a
+    ``pdb:`` heuristic, its databases read from the cache or built there."""
+    from ..search.pattern_ida import PatternSearchProblem
+
+    if puzzle.n_cells > MAX_NODES:
+        raise PuzzleError(f"pattern databases are limited to {MAX_NODES} cells; {puzzle.spec} has {puzzle.n_cells}")
+    groups = parse_groups(heuristic.partition(":")[2], puzzle.goal, puzzle.pattern_order())
+    tables = []
+    for g in groups:
+        space = PatternSpace(puzzle.graph.neighbors, puzzle.goal, g)
+        db = obtain(puzzle.spec, puzzle.goal, space, root=cache_dir, threads=threads, max_memory=max_memory,
+                    progress=progress, notify=notify, rebuild=rebuild)
+        tables.append(db.table)
+    return PatternSearchProblem.build(puzzle.graph.neighbors, puzzle.distance_table(), groups, tables,
+                                      views(puzzle.goal, puzzle.symmetries()), puzzle.graph.is_bipartite)

@@ -1,0 +1,296 @@
+"""The abstract space of a pattern: where a group of tiles stands, and the blank's region.
+
+A pattern database for a group of ``k`` tiles of a token puzzle on ``n`` nodes holds, for
+every placement of those tiles, the fewest moves *of those tiles* that bring them to their
+goal nodes when every other tile is indistinguishable and moves for free. This module
+defines that abstract space and its compiled breadth-first expansion; the search itself
+is the explore engine's (:func:`puzzlespace.explore.engine.layered_bfs`).
+
+Placement rank
+    The group's nodes ``c_0 .. c_{k-1}`` (in group order) give digits
+    ``d_i = c_i - #{j < i : c_j < c_i}`` in radix ``n - i``; the rank is the mixed-radix
+    number ``((d_0 (n-1) + d_1) (n-2) + d_2) ...``. It is minimal: exactly
+    ``n! / (n-k)!`` ranks, one per placement.
+
+Abstract state
+    A placement and the *region* of the blank: the connected set of free nodes (nodes
+    not holding a group tile) that contains it. Moves inside the region cost nothing, so
+    the region, not the blank's node, is the state, and every move between states costs
+    one (a group tile next to the region steps into it). Slot of a state:
+    ``placement_rank * (n - k) + j`` where ``j`` numbers the region's lowest node among
+    the free nodes in increasing order. Slots whose node is not the lowest of its region
+    are never reached. Memory of a build: 2 + 1 bits per slot (explore's table and
+    frontier), i.e. ``0.375 * (n - k)`` bytes per placement, plus the 1-byte result.
+
+Masks are 64-bit, so graphs of at most 64 nodes.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from math import perm
+from typing import Sequence
+
+import numba as nb
+from numba.core import types
+from numba.extending import intrinsic
+import numpy as np
+
+from ..explore.table import get2, lowest_bit, next_set_bit
+
+MAX_NODES = 64
+_ONE = np.uint64(1)
+
+
+@intrinsic
+def _ctpop(typingctx, x):
+    """The CPU's population count of a uint64 (LLVM ``ctpop``)."""
+    def codegen(context, builder, signature, args):
+        return builder.ctpop(args[0])
+
+    return types.uint64(types.uint64), codegen
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def popcount(x):
+    """Number of set bits of a uint64."""
+    return np.int64(_ctpop(x))
+
+
+@nb.njit(cache=True, nogil=True)
+def rank_cells(cells, start, k, n):
+    """Placement rank of the ``k`` distinct nodes ``cells[start : start + k]`` of ``n``."""
+    used = np.uint64(0)
+    r = np.int64(0)
+    for i in range(k):
+        c = np.uint64(cells[start + i])
+        bit = _ONE << c
+        r = r * (n - i) + np.int64(c) - popcount(used & (bit - _ONE))
+        used |= bit
+    return r
+
+
+@nb.njit(cache=True, nogil=True)
+def unrank_cells(r, k, n, cells):
+    """Write the placement of rank ``r`` into ``cells[:k]`` (inverse of :func:`rank_cells`)."""
+    for i in range(k - 1, -1, -1):
+        cells[i] = r % (n - i)
+        r //= n - i
+    used = np.uint64(0)
+    for i in range(k):
+        left = cells[i]
+        c = 0
+        while True:
+            if (used >> np.uint64(c)) & _ONE == 0:
+                if left == 0:
+                    break
+                left -= 1
+            c += 1
+        cells[i] = c
+        used |= _ONE << np.uint64(c)
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def _region(start, free, nbr):
+    """Nodes of ``free`` connected to ``start`` through ``free`` (``start`` included)."""
+    region = _ONE << np.uint64(start)
+    todo = region
+    while todo != 0:
+        v = lowest_bit(todo)
+        todo &= todo - _ONE
+        new = nbr[v] & free & ~region
+        region |= new
+        todo |= new
+    return region
+
+
+@nb.njit(cache=True, nogil=True)
+def slot_of(cells, k, n, blank, nbr):
+    """Slot of the placement ``cells[:k]`` with the blank on node ``blank``."""
+    occ = np.uint64(0)
+    for i in range(k):
+        occ |= _ONE << np.uint64(cells[i])
+    free = ~occ & ((_ONE << np.uint64(n)) - _ONE) if n < 64 else ~occ
+    low = np.uint64(lowest_bit(_region(blank, free, nbr)))
+    return rank_cells(cells, 0, k, n) * (n - k) + popcount(free & ((_ONE << low) - _ONE))
+
+
+@nb.njit(cache=True, nogil=True)
+def expand_pattern(table, frontier, lo, hi, dmod, n, k, nbr, max_moves, out):
+    """Neighbours of the frontier slots in ``[lo, hi)`` (the explore engine's expand contract).
+
+    For each state: its region by flood fill, then every group tile next to the region
+    steps into it (the blank takes the tile's node; the new region is filled from there).
+    """
+    nf = n - k
+    full = ((_ONE << np.uint64(n)) - _ONE) if n < 64 else ~np.uint64(0)
+    cells = np.empty(k, dtype=np.int64)
+    tile_at = np.full(n, -1, dtype=np.int64)
+    count = 0
+    room = out.shape[0] - max_moves
+    words = frontier.view(np.uint64)
+    i = next_set_bit(words, lo, hi) - 1
+    while True:
+        i = next_set_bit(words, i + 1, hi)
+        if i >= hi:
+            break
+        if count > room:
+            return count, i
+        if get2(table, i) != dmod:
+            continue
+        unrank_cells(i // nf, k, n, cells)
+        occ = np.uint64(0)
+        for t in range(k):
+            occ |= _ONE << np.uint64(cells[t])
+            tile_at[cells[t]] = t
+        free = full & ~occ
+        blank = free
+        for _ in range(i % nf):
+            blank &= blank - _ONE
+        rest = _region(lowest_bit(blank), free, nbr)
+        while rest != 0:
+            v = lowest_bit(rest)
+            rest &= rest - _ONE
+            adj = nbr[v] & occ
+            while adj != 0:
+                x = lowest_bit(adj)
+                adj &= adj - _ONE
+                t = tile_at[x]
+                cells[t] = v
+                free2 = free ^ (_ONE << np.uint64(x)) ^ (_ONE << np.uint64(v))
+                low = np.uint64(lowest_bit(_region(x, free2, nbr)))
+                j = rank_cells(cells, 0, k, n) * nf + popcount(free2 & ((_ONE << low) - _ONE))
+                cells[t] = x
+                if get2(table, j) == 3:
+                    out[count] = j
+                    count += 1
+        for t in range(k):
+            tile_at[cells[t]] = -1
+    return count, hi
+
+
+@nb.njit(cache=True, nogil=True)
+def record_layer(frontier, depth, nf, pdb):
+    """Give every placement with a slot in ``frontier`` the value ``depth`` if it has none (255).
+
+    Called on layers in increasing depth, so each placement keeps its smallest depth.
+    """
+    words = frontier.view(np.uint64)
+    for w in range(words.shape[0]):
+        word = words[w]
+        while word != 0:
+            b = lowest_bit(word)
+            word &= word - _ONE
+            p = ((w << 6) + b) // nf
+            if pdb[p] == 255:
+                pdb[p] = depth
+
+
+def neighbour_masks(neighbors: Sequence[Sequence[int]]) -> np.ndarray:
+    """One uint64 mask of neighbours per node."""
+    masks = np.zeros(len(neighbors), dtype=np.uint64)
+    for v, adj in enumerate(neighbors):
+        for u in adj:
+            masks[v] |= _ONE << np.uint64(u)
+    return masks
+
+
+class PatternSpace:
+    """The abstract space of one tile group, as a state index for the explore engine.
+
+    Parameters
+    ----------
+    neighbors : adjacency lists of the puzzle's graph (``n <= 64`` nodes).
+    goal : the goal position (``goal[node] = tile``, 0 the blank).
+    tiles : the group's tiles, in the order that defines the placement rank.
+    """
+
+    def __init__(self, neighbors: Sequence[Sequence[int]], goal: Sequence[int], tiles: Sequence[int]):
+        n, k = len(neighbors), len(tiles)
+        if n > MAX_NODES:
+            raise ValueError(f"pattern databases are limited to {MAX_NODES} nodes, got {n}")
+        if not 1 <= k < n or len(set(tiles)) != k or not all(1 <= t < n for t in tiles):
+            raise ValueError(f"a group needs 1 to {n - 1} distinct tiles of 1..{n - 1}, got {list(tiles)}")
+        self.n, self.k = n, k
+        self.neighbors = [sorted(int(u) for u in a) for a in neighbors]
+        self.nbr = neighbour_masks(neighbors)
+        self.goal, self.tiles = tuple(goal), tuple(tiles)
+        self.placements = perm(n, k)
+        self.size = self.placements * (n - k)
+        self.group = 1
+        self.max_degree = sum(len(a) for a in neighbors)
+        self.scheme = "pattern-placement-region/v1"
+
+    def slot(self, state: Sequence[int]) -> int:
+        """Slot of the abstract state of the full position ``state``."""
+        where = {t: v for v, t in enumerate(state)}
+        cells = np.array([where[t] for t in self.tiles], dtype=np.int64)
+        return int(slot_of(cells, self.k, self.n, where[0], self.nbr))
+
+    def placement(self, state: Sequence[int]) -> int:
+        """Placement rank of the group in the full position ``state``."""
+        where = {t: v for v, t in enumerate(state)}
+        return int(rank_cells(np.array([where[t] for t in self.tiles], dtype=np.int64), 0, self.k, self.n))
+
+    def unrank(self, r: int) -> tuple[int, ...]:
+        """The group's nodes for placement rank ``r``."""
+        cells = np.empty(self.k, dtype=np.int64)
+        unrank_cells(np.int64(r), self.k, self.n, cells)
+        return tuple(int(c) for c in cells)
+
+    def roots(self) -> list[int]:
+        return [self.slot(self.goal)]
+
+    def expand(self, table, frontier, lo: int, hi: int, dmod: int, out: np.ndarray) -> tuple[int, int]:
+        """See :meth:`TokenIndex.expand <puzzlespace.families.token_index.TokenIndex.expand>`."""
+        return expand_pattern(table, frontier, lo, hi, dmod, self.n, self.k, self.nbr, self.max_degree, out)
+
+
+def pattern_distances(space: PatternSpace, *, threads: int | None = None, max_memory: int | None = None,
+                      progress=None) -> np.ndarray:
+    """The database of ``space``: uint8 per placement rank, the fewest group-tile moves.
+
+    Raises ValueError if a distance exceeds 254 (never for boards up to 64 nodes in practice).
+    """
+    from ..explore.engine import layered_bfs
+
+    pdb = np.full(space.placements, 255, dtype=np.uint8)
+    nf = space.n - space.k
+
+    def on_layer(depth: int, frontier: np.ndarray) -> None:
+        if depth > 254:
+            raise ValueError("a pattern distance exceeds 254 moves")
+        record_layer(frontier, depth, nf, pdb)
+
+    layered_bfs(space, space.roots(), threads=threads, max_memory=max_memory, on_layer=on_layer,
+                progress=progress)
+    return pdb
+
+
+def pattern_distances_reference(neighbors: Sequence[Sequence[int]], goal: Sequence[int],
+                                tiles: Sequence[int]) -> dict[tuple[int, ...], int]:
+    """Reference for :func:`pattern_distances`: 0-1 BFS over (group nodes, blank node).
+
+    Plain Python, for small graphs: maps each placement (group nodes in group order) to
+    the fewest moves of group tiles, the other tiles moving for free.
+    """
+    where = {t: v for v, t in enumerate(goal)}
+    start = (tuple(where[t] for t in tiles), where[0])
+    best = {start: 0}
+    queue = deque([start])
+    while queue:
+        state = queue.popleft()
+        cells, blank = state
+        d = best[state]
+        for x in neighbors[blank]:
+            if x in cells:
+                nxt, cost = (tuple(blank if c == x else c for c in cells), x), 1
+            else:
+                nxt, cost = (cells, x), 0
+            if best.get(nxt, 1 << 30) > d + cost:
+                best[nxt] = d + cost
+                (queue.appendleft if cost == 0 else queue.append)(nxt)
+    out: dict[tuple[int, ...], int] = {}
+    for (cells, _), d in best.items():
+        out[cells] = min(out.get(cells, d), d)
+    return out
