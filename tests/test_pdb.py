@@ -162,3 +162,10 @@ def test_corrupt_truncated_or_mismatched_files_are_rebuilt(tmp_path):
 def test_pattern_problem_refuses_huge_boards():
     with pytest.raises(PuzzleError, match="limited to 64"):
         pattern_problem(ps.load_puzzle("9x9"), "pdb:6")
+
+
+def test_build_refuses_when_memory_is_short():
+    p = ps.load_puzzle("4x4")
+    space = PatternSpace(p.graph.neighbors, p.goal, tuple(range(1, 9)))
+    with pytest.raises(PuzzleError, match="--max-memory"):
+        pattern_distances(space, max_memory=500 << 20)

@@ -213,16 +213,19 @@ def run_layers(index, table, frontier, depth: int, threads: int, progress=None) 
 
 
 def layered_bfs(index, roots, *, threads: int | None = None, max_memory: int | None = None,
-                on_layer: Callable[[int, np.ndarray], None] | None = None, progress=None) -> list[int]:
+                on_layer: Callable[[int, np.ndarray], None] | None = None, progress=None,
+                extra_memory: int = 0) -> list[int]:
     """Breadth-first search over any state index from the ranks ``roots`` (depth 0).
 
     The in-memory core of :func:`explore`, for state spaces that are not puzzles (e.g.
     the abstract spaces of pattern databases; their ranks need not all be reachable).
     ``on_layer(depth, frontier)`` sees each complete layer as a bitmap (read it, do not
-    keep it). Returns the number of states per depth.
+    keep it). ``extra_memory``: bytes the caller needs besides (counted in the refusal
+    check). Returns the number of states per depth.
     """
     threads = threads or os.cpu_count() or 1
-    check_resources(plan(index, threads, False), max_memory, None)
+    need = plan(index, threads, False)
+    check_resources(Plan(need.memory + extra_memory, 0), max_memory, None)
     table, frontier = new_table(index.size), new_bits(index.size)
     for r in roots:
         set2(table, int(r), 0)

@@ -263,7 +263,7 @@ def pattern_distances(space: PatternSpace, *, threads: int | None = None, max_me
         record_layer(frontier, depth, nf, pdb)
 
     layered_bfs(space, space.roots(), threads=threads, max_memory=max_memory, on_layer=on_layer,
-                progress=progress)
+                progress=progress, extra_memory=pdb.nbytes)
     return pdb
 
 
