@@ -12,9 +12,11 @@ up on the reflected position give a second admissible sum, and the larger one is
 
 Incremental: a move changes one tile's node, so in each view only that tile's group is
 ranked again (:func:`~puzzlespace.pdb.space.rank_cells`, O(group size)) and looked up.
-The depth-first pass is the same compiled, GIL-free recursion as in
-:mod:`puzzlespace.search.ida` and shares its driver (:func:`~puzzlespace.search.ida.ida_star`):
-no Python object per node; memory the tables plus O(bound) stack.
+The depth-first pass is compiled and GIL-free like the one of :mod:`puzzlespace.search.ida`
+and shares its driver (:func:`~puzzlespace.search.ida.ida_star`), but iterates over an
+explicit stack instead of recursing (one call per pass; measured about 3x faster than a
+recursive version with this many arrays). No Python object per node; memory: the tables
+(one byte per entry) plus O(bound) per pass.
 """
 
 from __future__ import annotations
@@ -153,8 +155,7 @@ def _place(t, node, pos, vals, sums, undo, g, pdb, pdb_off, group_len, tile_grou
            view_cell, width, n):
     """Put tile ``t`` on ``node`` in every view; update the changed groups' values and sums.
 
-    Records each view's old value in ``undo[g]`` (when ``undo`` is given a depth ``g >= 0``).
-    Returns the largest sum over the views.
+    Records each view's old value in ``undo[g]``. Returns the largest sum over the views.
     """
     n_groups = group_len.shape[0]
     best = 0
@@ -165,8 +166,7 @@ def _place(t, node, pos, vals, sums, undo, g, pdb, pdb_off, group_len, tile_grou
             vg = v * n_groups + grp
             pos[vg * width + tile_slot[u]] = view_cell[v, node]
             new = np.int64(pdb[pdb_off[grp] + rank_cells(pos, vg * width, group_len[grp], n)])
-            if g >= 0:
-                undo[g, v] = vals[vg]
+            undo[g, v] = vals[vg]
             sums[v] += new - vals[vg]
             vals[vg] = new
         if sums[v] > best:
