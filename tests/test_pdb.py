@@ -169,3 +169,13 @@ def test_build_refuses_when_memory_is_short():
     space = PatternSpace(p.graph.neighbors, p.goal, tuple(range(1, 9)))
     with pytest.raises(PuzzleError, match="--max-memory"):
         pattern_distances(space, max_memory=500 << 20)
+
+
+def test_build_refuses_when_disk_is_short(tmp_path, monkeypatch):
+    from puzzlespace.explore import resources
+
+    p = ps.load_puzzle("3x3")
+    space = PatternSpace(p.graph.neighbors, p.goal, (1, 2, 3))
+    monkeypatch.setattr(resources, "free_disk", lambda path: 100)
+    with pytest.raises(PuzzleError, match="of disk"):
+        store.obtain(p.spec, p.goal, space, root=tmp_path)

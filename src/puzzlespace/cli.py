@@ -438,17 +438,15 @@ def pdb_list(cache_dir: CacheOpt = None, as_json: JsonOpt = False) -> None:
     if not found:
         out.print(f"no pattern databases in {pdb_dir()}", markup=False)
         return
-    table = Table(title=f"pattern databases in {pdb_dir()}")
-    for col in ("puzzle", "goal", "tiles", "entries", "bits", "max", "MB", "build s"):
-        table.add_column(col, justify="left" if col in ("puzzle", "goal", "tiles") else "right")
+    out.print(f"pattern databases in {pdb_dir()}:", markup=False)
     for path, h, why in found:
         if h is None:
-            table.add_row(path.name, f"unreadable: {why}", "", "", "", "", "", "")
+            out.print(f"  {path.name}: unreadable ({why})", markup=False)
             continue
-        table.add_row(h.get("puzzle", "?"), " ".join(map(str, h.get("goal", []))), ",".join(map(str, h.get("tiles", []))),
-                      f"{h.get('entries', 0):,}", str(h.get("bits")), str(h.get("max")),
-                      f"{path.stat().st_size / 2**20:.1f}", str(h.get("seconds", "")))
-    out.print(table)
+        out.print(f"  {h.get('puzzle', '?')}  goal {' '.join(map(str, h.get('goal', [])))}  "
+                  f"tiles {','.join(map(str, h.get('tiles', [])))}: {h.get('entries', 0):,} entries, "
+                  f"{h.get('bits')} bits, max {h.get('max')}, {path.stat().st_size / 2**20:.1f} MiB, "
+                  f"built in {h.get('seconds', 0):.1f} s", markup=False)
 
 
 @pdb_app.command("verify")
