@@ -1,13 +1,15 @@
 """Korf's 100 random 15-puzzle instances solved optimally with pattern databases.
 
-For each heuristic named (default ``pdb:7-8`` then ``pdb:6-6-3``; reflection about the
-main diagonal is always on for the 15-puzzle), in one process:
+For each heuristic named (default ``pdb:7-8``, then ``auto``: the board's default 6-6-3
+blocks, then ``pdb:6-6-3``: tiles 1-6, 7-12, 13-15; reflection about the main diagonal is
+always on for the 15-puzzle), in one process:
 
 1. the databases are read from the cache, or built there (build time and size are read
    back from the files' headers);
 2. all 100 instances (``../shared/data/korf100.txt``, goal ``0 1 ... 15``) are solved by
    ``puzzlespace.batch.solve_all`` on ``--threads`` threads, tables loaded once; per
-   instance id, length, nodes, seconds go to ``bench/results/korf100_<heuristic>.csv``;
+   instance id, length, nodes, seconds go to ``bench/results/korf100_<heuristic>.csv``
+   (``default`` for ``auto``);
 3. totals beside the published averages (Korf & Felner 2002; Felner, Korf & Hanan 2004).
 
 Baseline in the same run: plain Manhattan-distance IDA* (ours) on the ``--crosscheck``
@@ -39,7 +41,7 @@ import harness  # noqa: E402
 import puzzlespace as ps  # noqa: E402
 from puzzlespace.batch import read_positions, solve_all  # noqa: E402
 from puzzlespace.pdb.store import listing  # noqa: E402
-from puzzlespace.solver import search_problem_for  # noqa: E402
+from puzzlespace.solver import resolve_heuristic, search_problem_for  # noqa: E402
 
 KORF = ROOT.parent / "shared" / "data" / "korf100.txt"
 #: Published averages per instance (C, 2002-2004 hardware): nodes, seconds.
@@ -70,7 +72,7 @@ def db_facts(puzzle, heuristic):
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--heuristics", default="pdb:7-8,pdb:6-6-3")
+    ap.add_argument("--heuristics", default="pdb:7-8,auto,pdb:6-6-3")
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--crosscheck", type=int, default=10)
     ap.add_argument("--out", type=Path, default=HERE / "results")
@@ -81,11 +83,12 @@ def main() -> None:
     p = ps.load_puzzle("4x4", " ".join(map(str, range(16))))
     items = read_positions(p, KORF.read_text().splitlines())
     summary, first = [], None
-    for h in args.heuristics.split(","):
-        print(f"{h}: loading or building the databases", flush=True)
+    for label in args.heuristics.split(","):
+        h = resolve_heuristic(p, label)
+        print(f"{label} = {h}: loading or building the databases", flush=True)
         rows, load, wall = solve_set(p, items, h, args.threads)
         assert all(r.status == "solved" for r in rows), "an instance was not solved"
-        name = h.replace(":", "_")
+        name = "default" if label == "auto" else label.replace(":", "_")
         with open(args.out / f"korf100_{name}.csv", "w", newline="") as f:
             w = csv.writer(f)
             w.writerow(["id", "length", "nodes", "seconds"])
@@ -93,11 +96,11 @@ def main() -> None:
                 w.writerow([r.id, r.length, r.nodes, f"{r.seconds:.6f}"])
         nodes = [r.nodes for r in rows]
         build_s, mb = db_facts(p, h)
-        pub_nodes, pub_s = PUBLISHED.get(h, (None, None))
-        summary.append((h, sum(nodes), statistics.mean(nodes), sum(r.seconds for r in rows), wall, load, build_s, mb,
+        pub_nodes, pub_s = PUBLISHED.get(h, (0, None))
+        summary.append((h if label == h else f"{label} ({h})", sum(nodes), statistics.mean(nodes), sum(r.seconds for r in rows), wall, load, build_s, mb,
                         pub_nodes, pub_s))
         print(f"{h}: 100 solved, lengths sum {sum(r.length for r in rows)}, nodes {sum(nodes):,} "
-              f"(mean {statistics.mean(nodes):,.0f}; published {pub_nodes:,}), search {sum(r.seconds for r in rows):.2f} s "
+              f"(mean {statistics.mean(nodes):,.0f}; published {f"{pub_nodes:,}" if pub_nodes else "none"}), search {sum(r.seconds for r in rows):.2f} s "
               f"summed, {wall:.2f} s wall on {args.threads} threads; tables loaded in {load:.1f} s; "
               f"build {build_s:.0f} s, {mb:.0f} MB on disk", flush=True)
         first = first or rows
@@ -109,7 +112,8 @@ def main() -> None:
     md_s, pdb_s = sum(r.seconds for r in md_rows), sum(r.seconds for r in easiest)
     print(f"  ids {' '.join(r.id for r in easiest)}: lengths {'agree' if same else 'DISAGREE'}; "
           f"Manhattan {md_nodes:,} nodes {md_s:.2f} s vs {args.heuristics.split(',')[0]} {pdb_nodes:,} nodes "
-          f"{pdb_s:.3f} s: {md_nodes / pdb_nodes:,.0f}x fewer nodes, {md_s / max(pdb_s, 1e-9):,.0f}x faster")
+          f"{pdb_s:.3f} s: {md_nodes / pdb_nodes:,.0f}x fewer nodes, {md_s / max(pdb_s, 1e-9):,.0f}x faster",
+          flush=True)
     with open(args.out / "korf100_crosscheck.csv", "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["id", "length_pdb", "nodes_pdb", "seconds_pdb", "length_manhattan", "nodes_manhattan",

@@ -179,3 +179,14 @@ def test_build_refuses_when_disk_is_short(tmp_path, monkeypatch):
     monkeypatch.setattr(resources, "free_disk", lambda path: 100)
     with pytest.raises(PuzzleError, match="of disk"):
         store.obtain(p.spec, p.goal, space, root=tmp_path)
+
+
+def test_4x4_default_blocks_follow_the_blank_corner():
+    korf = ps.load_puzzle("4x4", " ".join(map(str, range(16))))
+    assert korf.default_heuristic() == "pdb:1,4,5,8,9,12/2,3,6,7,10,11/13,14,15"
+    plain = ps.load_puzzle("4x4")
+    groups = parse_groups(plain.default_heuristic()[4:], plain.goal)
+    assert groups == [[15, 12, 11, 8, 7, 4], [14, 13, 10, 9, 6, 5], [3, 2, 1]]
+    assert ps.load_puzzle("4x4", "1 2 3 4 5 0 6 7 8 9 10 11 12 13 14 15").default_heuristic() == "pdb:6-6-3"
+    start = korf.parse_position("3 14 9 11 5 4 8 2 13 12 6 7 10 1 15 0")  # Korf's instance 9, 46 moves
+    assert ps.solve(korf, start).length == 46
