@@ -21,6 +21,8 @@ from math import perm
 from pathlib import Path
 from typing import Callable, Sequence
 
+import numpy as np
+
 from ..errors import PuzzleError
 from .space import MAX_NODES, PatternSpace
 from .store import obtain
@@ -100,11 +102,12 @@ def pattern_problem(puzzle, heuristic: str, *, cache_dir: str | Path | None = No
     if puzzle.n_cells > MAX_NODES:
         raise PuzzleError(f"pattern databases are limited to {MAX_NODES} cells; {puzzle.spec} has {puzzle.n_cells}")
     groups = parse_groups(heuristic.partition(":")[2], puzzle.goal, puzzle.pattern_order())
-    tables = []
-    for g in groups:
-        space = PatternSpace(puzzle.graph.neighbors, puzzle.goal, g)
-        db = obtain(puzzle.spec, puzzle.goal, space, root=cache_dir, threads=threads, max_memory=max_memory,
-                    progress=progress, notify=notify, rebuild=rebuild)
-        tables.append(db.table)
-    return PatternSearchProblem.build(puzzle.graph.neighbors, puzzle.distance_table(), groups, tables,
+    spaces = [PatternSpace(puzzle.graph.neighbors, puzzle.goal, g) for g in groups]
+    pdb = np.empty(sum(s.placements for s in spaces), dtype=np.uint8)  # all tables, read in place
+    off = 0
+    for space in spaces:
+        obtain(puzzle.spec, puzzle.goal, space, root=cache_dir, threads=threads, max_memory=max_memory,
+               progress=progress, notify=notify, rebuild=rebuild, out=pdb[off : off + space.placements])
+        off += space.placements
+    return PatternSearchProblem.build(puzzle.graph.neighbors, puzzle.distance_table(), groups, pdb,
                                       views(puzzle.goal, puzzle.symmetries()), puzzle.graph.is_bipartite)

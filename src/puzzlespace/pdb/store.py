@@ -90,8 +90,11 @@ def save(path: Path, header: dict, table: np.ndarray) -> None:
     tmp.replace(path)
 
 
-def read(path: Path, expect: dict | None = None) -> PatternDatabase:
+def read(path: Path, expect: dict | None = None, out: np.ndarray | None = None) -> PatternDatabase:
     """Read and verify a database file; ``expect`` lists header values it must have.
+
+    ``out`` (uint8, one per entry), if given, receives the table (read straight into it,
+    no copy: this is how a search gathers its groups' tables in one array).
 
     Raises PuzzleError naming the file and what is wrong (unreadable, not a database,
     mismatched, truncated, corrupt).
@@ -105,26 +108,33 @@ def read(path: Path, expect: dict | None = None) -> PatternDatabase:
                 header = json.loads(f.read(n))
             except (ValueError, struct.error):
                 header = None
-            data = np.fromfile(f, dtype=np.uint8)
+            if magic != MAGIC:
+                raise PuzzleError(f"{name!r} is not a puzzlespace pattern database")
+            if not isinstance(header, dict):
+                raise PuzzleError(f"pattern database {name!r} has a corrupt header")
+            for key, want in (expect or {}).items():
+                if header.get(key) != want:
+                    raise PuzzleError(f"pattern database {name!r} is for {key} {header.get(key)!r}, not {want!r}")
+            entries, bits = int(header.get("entries", -1)), header.get("bits")
+            size = (entries + 1) // 2 if bits == 4 else entries
+            direct = out is not None and bits == 8 and len(out) == entries
+            data = out if direct else np.empty(max(size, 0), dtype=np.uint8)
+            got = f.readinto(memoryview(data)) if bits in (4, 8) and size >= 0 else -1
+            extra = f.read(1)
     except OSError as exc:
         raise PuzzleError(f"pattern database {name!r} cannot be read: {exc.strerror or exc}") from None
-    if magic != MAGIC:
-        raise PuzzleError(f"{name!r} is not a puzzlespace pattern database")
-    if not isinstance(header, dict):
-        raise PuzzleError(f"pattern database {name!r} has a corrupt header")
-    for key, want in (expect or {}).items():
-        if header.get(key) != want:
-            raise PuzzleError(f"pattern database {name!r} is for {key} {header.get(key)!r}, not {want!r}")
-    entries, bits = int(header.get("entries", -1)), header.get("bits")
-    size = (entries + 1) // 2 if bits == 4 else entries
-    if bits not in (4, 8) or len(data) != size:
-        raise PuzzleError(f"pattern database {name!r} is truncated ({len(data):,} of {size:,} bytes)")
+    if bits not in (4, 8) or got != size or extra:
+        raise PuzzleError(f"pattern database {name!r} is truncated or overlong "
+                          f"({max(got, 0) + len(extra):,}{'+' if extra else ''} of {size:,} bytes)")
     if hashlib.sha256(data.data).hexdigest() != header.get("sha256"):
         raise PuzzleError(f"pattern database {name!r} is corrupt (checksum mismatch)")
     if bits == 4:
-        table = np.empty(2 * len(data), dtype=np.uint8)
-        table[0::2], table[1::2] = data & 15, data >> 4
-        table = table[:entries]
+        table = out if out is not None else np.empty(entries, dtype=np.uint8)
+        table[0::2] = data[: (entries + 1) // 2] & 15
+        table[1::2] = data[: entries // 2] >> 4
+    elif out is not None and not direct:
+        out[:] = data
+        table = out
     else:
         table = data
     return PatternDatabase(header, table, path)
@@ -143,10 +153,12 @@ def build(spec: str, goal: Sequence[int], space: PatternSpace, *, threads: int |
 
 def obtain(spec: str, goal: Sequence[int], space: PatternSpace, *, root: str | Path | None = None,
            threads: int | None = None, max_memory: int | None = None, progress=None,
-           notify: Callable[[str], None] | None = None, rebuild: bool = False) -> PatternDatabase:
+           notify: Callable[[str], None] | None = None, rebuild: bool = False,
+           out: np.ndarray | None = None) -> PatternDatabase:
     """The database of ``space`` from the cache; built and saved if missing, mismatched or corrupt.
 
-    ``notify`` receives one line when a database is built (and why).
+    ``notify`` receives one line when a database is built (and why); ``out`` receives
+    the table as in :func:`read`.
     """
     from ..explore.resources import free_disk, human
 
@@ -154,7 +166,7 @@ def obtain(spec: str, goal: Sequence[int], space: PatternSpace, *, root: str | P
     why = "not in the cache"
     if path.exists() and not rebuild:
         try:
-            return read(path, _expected(spec, goal, space))
+            return read(path, _expected(spec, goal, space), out)
         except PuzzleError as exc:
             why = f"rebuilding: {exc}"
     elif rebuild:
@@ -170,6 +182,9 @@ def obtain(spec: str, goal: Sequence[int], space: PatternSpace, *, root: str | P
     db = build(spec, goal, space, threads=threads, max_memory=max_memory, progress=progress)
     save(path, db.header, db.table)
     db.path = path
+    if out is not None:
+        out[:] = db.table
+        db.table = out
     return db
 
 

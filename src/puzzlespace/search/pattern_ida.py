@@ -22,6 +22,7 @@ recursive version with this many arrays). No Python object per node; memory: the
 from __future__ import annotations
 
 from dataclasses import dataclass
+from math import perm
 from typing import Sequence
 
 import numba as nb
@@ -73,11 +74,12 @@ class PatternSearchProblem:
         neighbors: Sequence[Sequence[int]],
         dist: np.ndarray,
         groups: Sequence[Sequence[int]],
-        tables: Sequence[np.ndarray],
+        pdb: np.ndarray,
         views: Sequence[tuple[Sequence[int], Sequence[int]]],
         bipartite: bool,
     ) -> "PatternSearchProblem":
-        """``groups[g]`` lists the tiles whose placement ranks index ``tables[g]``;
+        """``groups[g]`` lists the tiles whose placement ranks index table ``g``; ``pdb``
+        holds the tables one after the other (``n!/(n-k)!`` entries for a group of ``k``);
         ``views`` are (node map, tile map) pairs besides the identity."""
         n = len(neighbors)
         tile_group = np.full(n, -1, dtype=np.int64)
@@ -88,9 +90,10 @@ class PatternSearchProblem:
         identity = list(range(n))
         view_cell = np.array([identity] + [list(c) for c, _ in views], dtype=np.int64)
         view_tile = np.array([identity] + [list(t) for _, t in views], dtype=np.int64)
-        sizes = [len(t) for t in tables]
+        sizes = [perm(n, len(t)) for t in groups]
+        if sum(sizes) != len(pdb):
+            raise ValueError(f"the tables hold {len(pdb):,} entries, the groups need {sum(sizes):,}")
         pdb_off = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
-        pdb = np.concatenate([np.asarray(t, dtype=np.uint8) for t in tables])
         return cls(pack_graph(neighbors), dist.astype(np.int16), np.array([len(t) for t in groups], dtype=np.int64),
                    pdb_off, pdb, tile_group, tile_slot, view_tile, view_cell,
                    max(len(t) for t in groups), bipartite)
