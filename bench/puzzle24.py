@@ -1,4 +1,4 @@
-"""Optimal 24-puzzle solutions with the 6-6-6-6 pattern databases.
+"""Optimal 24-puzzle solutions with 6-6-6-6 pattern databases.
 
 Instances: random walks from the goal ``0 1 ... 24`` (``--walk`` moves, never undoing the
 last one, seeded), kept when the pattern-database bound is between ``--min-h`` and ``--max-h``
@@ -7,9 +7,10 @@ plus any positions given with ``--position``. Reports length, nodes, seconds and
 per second per instance, and writes ``bench/results/puzzle24.csv``.
 
 Baseline in the same run: the same instances' bound under ``linear-conflict`` (Manhattan
-+ linear conflict), to show how much of the distance each heuristic sees.
++ linear conflict), to show how much of the distance each heuristic sees; and with
+``--compare HEURISTIC`` every instance is solved a second time with that heuristic.
 
-    python bench/puzzle24.py --count 3 --walk 150 --min-h 58 --max-h 62
+    python bench/puzzle24.py --count 3 --walk 150 --min-h 58 --max-h 62 --compare pdb:6-6-6-6
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ import harness  # noqa: E402
 
 import puzzlespace as ps  # noqa: E402
 from puzzlespace.errors import SearchStopped  # noqa: E402
-from puzzlespace.solver import search_problem_for  # noqa: E402
+from puzzlespace.solver import resolve_heuristic, search_problem_for  # noqa: E402
 
 
 def random_walk(p, length: int, rng: random.Random):
@@ -44,7 +45,7 @@ def random_walk(p, length: int, rng: random.Random):
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--heuristic", default="pdb:6-6-6-6")
+    ap.add_argument("--heuristic", default="auto", help="auto: the 5x5 default blocks; or pdb:6-6-6-6 (row-major)")
     ap.add_argument("--count", type=int, default=3)
     ap.add_argument("--walk", type=int, default=200)
     ap.add_argument("--min-h", type=int, default=58)
@@ -52,6 +53,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=24)
     ap.add_argument("--time-limit", type=float, default=1800.0)
     ap.add_argument("--position", action="append", default=[], help="also solve this position")
+    ap.add_argument("--compare", help="solve each instance again with this heuristic")
     ap.add_argument("--out", type=Path, default=HERE / "results" / "puzzle24.csv")
     args = ap.parse_args()
     print(f"machine: {harness.cpu_model()}, nproc {os.cpu_count()}, load {harness.loadavg()}; "
@@ -59,7 +61,7 @@ def main() -> None:
     p = ps.load_puzzle("5x5", " ".join(map(str, range(25))))
     t0 = time.perf_counter()
     problem = search_problem_for(p, args.heuristic, notify=lambda s: print("  " + s, flush=True))
-    print(f"{args.heuristic}: tables ready in {time.perf_counter() - t0:.1f} s", flush=True)
+    print(f"{resolve_heuristic(p, args.heuristic)}: tables ready in {time.perf_counter() - t0:.1f} s", flush=True)
     classic = search_problem_for(p, "linear-conflict")
     rng = random.Random(args.seed)
     starts = [p.parse_position(text) for text in args.position]
@@ -67,25 +69,33 @@ def main() -> None:
         s = random_walk(p, args.walk, rng)
         if args.min_h <= problem.heuristic(s) <= args.max_h:
             starts.append(s)
+    names = [args.heuristic] + ([args.compare] if args.compare else [])
+    problems = {h: problem if h == args.heuristic else search_problem_for(p, h) for h in names}
     rows = []
     for s in starts:
-        h, h_lc = problem.heuristic(s), classic.heuristic(s)
-        try:
-            sol = ps.solve(p, s, heuristic=args.heuristic, problem=problem, time_limit=args.time_limit)
-            row = [p.format_position(s), h, h_lc, sol.length, sol.nodes, f"{sol.seconds:.2f}",
-                   f"{sol.nodes / max(sol.seconds, 1e-9):.0f}"]
-        except SearchStopped as exc:
-            row = [p.format_position(s), h, h_lc, "stopped", exc.nodes, f"{exc.seconds:.2f}",
-                   f"{exc.nodes / max(exc.seconds, 1e-9):.0f}"]
-        rows.append(row)
-        print(f"{row[0]}: h {h} (linear conflict {h_lc}), length {row[3]}, {int(row[4]):,} nodes, {row[5]} s, "
-              f"{float(row[6]):,.0f} nodes/s", flush=True)
+        for h in names:
+            rows.append(solve_one(p, s, h, problems[h], classic, args.time_limit))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     with open(args.out, "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["position", "h_pdb", "h_linear_conflict", "length", "nodes", "seconds", "nodes_per_s"])
+        w.writerow(["position", "heuristic", "h", "h_linear_conflict", "length", "nodes", "seconds", "nodes_per_s"])
         w.writerows(rows)
     print(f"written {args.out}")
+
+
+def solve_one(p, s, heuristic, problem, classic, time_limit):
+    """One instance: its row (position, heuristic, bounds, length or 'stopped', nodes, seconds, rate)."""
+    h, h_lc = problem.heuristic(s), classic.heuristic(s)
+    name = resolve_heuristic(p, heuristic)
+    try:
+        sol = ps.solve(p, s, heuristic=name, problem=problem, time_limit=time_limit)
+        length, nodes, seconds = sol.length, sol.nodes, sol.seconds
+    except SearchStopped as exc:
+        length, nodes, seconds = "stopped", exc.nodes, exc.seconds
+    rate = nodes / max(seconds, 1e-9)
+    print(f"{p.format_position(s)} [{name}]: h {h} (linear conflict {h_lc}), length {length}, {nodes:,} nodes, "
+          f"{seconds:.2f} s, {rate:,.0f} nodes/s", flush=True)
+    return [p.format_position(s), name, h, h_lc, length, nodes, f"{seconds:.2f}", f"{rate:.0f}"]
 
 
 if __name__ == "__main__":

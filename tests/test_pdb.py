@@ -188,5 +188,9 @@ def test_4x4_default_blocks_follow_the_blank_corner():
     groups = parse_groups(plain.default_heuristic()[4:], plain.goal)
     assert groups == [[15, 12, 11, 8, 7, 4], [14, 13, 10, 9, 6, 5], [3, 2, 1]]
     assert ps.load_puzzle("4x4", "1 2 3 4 5 0 6 7 8 9 10 11 12 13 14 15").default_heuristic() == "pdb:6-6-3"
+    five = ps.load_puzzle("5x5", " ".join(map(str, range(25)))).default_heuristic()
+    assert five == "pdb:1,2,5,6,7,12/3,4,8,9,13,14/10,11,15,16,20,21/17,18,19,22,23,24"
+    corner = ps.load_puzzle("5x5", " ".join(map(str, range(1, 21))) + " 0 21 22 23 24").default_heuristic()
+    assert corner.startswith("pdb:21,22,16,17,18,13/")  # mirrored top to bottom: the blank on cell 20
     start = korf.parse_position("3 14 9 11 5 4 8 2 13 12 6 7 10 1 15 0")  # Korf's instance 9, 46 moves
     assert ps.solve(korf, start).length == 46

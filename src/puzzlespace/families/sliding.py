@@ -15,12 +15,17 @@ from .base import State
 from .tokens import TokenPuzzle
 
 MAX_CELLS = 400
-#: The 4x4 board's default 6-6-3 partition, as goal cells, for the blank home in the
-#: top-left corner: the left two columns' top three rows and cell 12, the right two
-#: columns' top three rows, the rest of the bottom row. On Korf's 100 instances (with
-#: reflection) 40.6 M nodes in all, against 89.8 M for ``pdb:6-6-3`` (tiles 1-6, 7-12,
-#: 13-15) and 249 M for 2x3 blocks across the top (bench/korf100.py, docs/benchmarks.md).
-BLOCKS_4X4 = ([1, 4, 5, 8, 9, 12], [2, 3, 6, 7, 10, 11], [13, 14, 15])
+#: Default pattern-database partitions, as goal cells, for the blank home in the top-left
+#: corner (mirrored for the other corners). 4x4, 6-6-3: the left two columns' top three
+#: rows and cell 12, the right two columns' top three rows, the rest of the bottom row; on
+#: Korf's 100 (with reflection) 40.6 M nodes in all against 89.8 M for row-major
+#: ``pdb:6-6-3`` and 249 M for 2x3 blocks across the top. 5x5, 6-6-6-6: four compact
+#: blocks; on three 72-76-move instances 46 M nodes in all against 3.06 G for row-major
+#: ``pdb:6-6-6-6`` (bench/korf100.py, bench/puzzle24.py, docs/benchmarks.md).
+CORNER_BLOCKS = {
+    4: ([1, 4, 5, 8, 9, 12], [2, 3, 6, 7, 10, 11], [13, 14, 15]),
+    5: ([1, 2, 5, 6, 7, 12], [3, 4, 8, 9, 13, 14], [10, 11, 15, 16, 20, 21], [17, 18, 19, 22, 23, 24]),
+}
 #: Largest board offered the walking-distance bound (its abstract spaces grow fast:
 #: 24,964 states per partition on 4x4; larger boards use other bounds).
 WALKING_MAX_CELLS = 16
@@ -111,29 +116,30 @@ class SlidingPuzzle(TokenPuzzle):
 
     def default_heuristic(self) -> str:
         """Up to 9 cells the classic ``walking`` bound; larger boards pattern databases
-        (4x3: ``pdb:6-5``; 4x4: the 6-6-3 blocks of :data:`BLOCKS_4X4` when the blank's
-        goal is a corner, else ``pdb:6-6-3``; 5x5: ``pdb:6-6-6-6``) while their tables
-        stay below about 600 MB; beyond that ``linear-conflict``."""
+        while their tables stay below about 600 MB (beyond that ``linear-conflict``):
+        on 4x4 and 5x5 with the blank's goal in a corner the blocks of
+        :data:`CORNER_BLOCKS`, else ``pdb:SIZES`` (4x3: ``pdb:6-5``, 4x4: ``pdb:6-6-3``,
+        5x5: ``pdb:6-6-6-6``)."""
         from ..pdb.heuristic import default_pdb
 
         if self.n_cells <= 9:
             return "walking"
-        if (self.width, self.height) == (4, 4):
-            blocks = self._corner_blocks()
-            if blocks:
-                return "pdb:" + "/".join(",".join(str(self.goal[c]) for c in b) for b in blocks)
+        blocks = self._corner_blocks()
+        if blocks:
+            return "pdb:" + "/".join(",".join(str(self.goal[c]) for c in b) for b in blocks)
         return default_pdb(self.n_cells) or "linear-conflict"
 
     def _corner_blocks(self) -> list[list[int]] | None:
-        """:data:`BLOCKS_4X4` mirrored so that their blank corner is the goal's, or None."""
-        blank = self.goal.index(0)
-        flips = {0: (False, False), 3: (False, True), 12: (True, False), 15: (True, True)}
-        if blank not in flips:
+        """:data:`CORNER_BLOCKS` mirrored so that their blank corner is the goal's, or None."""
+        w = self.width
+        if w != self.height or w not in CORNER_BLOCKS:
             return None
-        flip_r, flip_c = flips[blank]
+        r, c = divmod(self.goal.index(0), w)
+        if r not in (0, w - 1) or c not in (0, w - 1):
+            return None
 
         def image(cell: int) -> int:
-            r, c = divmod(cell, 4)
-            return (3 - r if flip_r else r) * 4 + (3 - c if flip_c else c)
+            y, x = divmod(cell, w)
+            return (w - 1 - y if r else y) * w + (w - 1 - x if c else x)
 
-        return [[image(c) for c in block] for block in BLOCKS_4X4]
+        return [[image(v) for v in block] for block in CORNER_BLOCKS[w]]
