@@ -130,37 +130,37 @@ def run_baseline(key, *, full, cap, repeat):
     return row, passes
 
 
-def run_api(key, *, repeat, base):
+def run_api(key, *, repeat, base, heuristic):
     import puzzlespace as ps
 
     inst = INSTANCES[key]
     p = ps.load_puzzle(key)
     warm_state = p.parse_position(inst["warm"])
     t0 = time.perf_counter()
-    warm = ps.solve(p, warm_state)
+    warm = ps.solve(p, warm_state, heuristic=heuristic)
     warm_s = time.perf_counter() - t0
     state = p.parse_position(inst["start"])
     walls, searches, sol = [], [], None
     for _ in range(repeat):
         t0 = time.perf_counter()
-        sol = ps.solve(p, state)
+        sol = ps.solve(p, state, heuristic=heuristic)
         walls.append(time.perf_counter() - t0)
         searches.append(sol.seconds)
     assert sol.length == inst["optimal"], (key, sol.length)
     i = min(range(repeat), key=walls.__getitem__)
     note = (f"warm; best of {repeat} (median {fmt_s(statistics.median(walls))}); "
-            f"search alone {fmt_s(searches[i])}; method {sol.method}; "
+            f"search alone {fmt_s(searches[i])}; method {sol.method} {sol.heuristic}; "
             f"warm-up solve ({warm.length} moves) took {fmt_s(warm_s)}")
     return Row("puzzlespace API: ps.solve (warm)", key, sol.length, sol.nodes, walls[i],
                search_s=searches[i], baseline=base, note=note)
 
 
-_SUMMARY = re.compile(r"optimal solution, (\d+) moves \((\w+), ([\d,]+) nodes, ([\d.]+) s")
+_SUMMARY = re.compile(r"optimal solution, (\d+) moves \(([^,]+), ([\d,]+) nodes, ([\d.]+) s")
 
 
-def run_cli(key, *, repeat, base):
+def run_cli(key, *, repeat, base, heuristic):
     inst = INSTANCES[key]
-    cmd = cli_executable() + ["solve", key, inst["cli"], "--quiet"]
+    cmd = cli_executable() + ["solve", key, inst["cli"], "--quiet", "--heuristic", heuristic]
     times, out = time_process(cmd, repeat)
     m = _SUMMARY.search(out)
     length, nodes, search_s = (int(m.group(1)), int(m.group(3).replace(",", "")), float(m.group(4))) if m else (None, None, None)
@@ -194,6 +194,9 @@ def main(argv=None) -> int:
     ap.add_argument("--cap", type=float, default=60.0,
                     help="without --full: seconds after which the 4x3 baseline starts no new pass (default 60)")
     ap.add_argument("--repeat", type=int, default=3, help="timed repetitions for the fast cases (default 3)")
+    ap.add_argument("--heuristic", default="walking",
+                    help="puzzlespace's bound (default walking: the core issue's max(MD+LC, WD); "
+                         "auto: the board's default, pattern databases on 4x3)")
     ap.add_argument("--no-pin", action="store_true", help="do not pin the process to one CPU")
     ap.add_argument("--live", action="store_true",
                     help="measure src/puzzlespace in place instead of a copy taken at the start")
@@ -234,7 +237,7 @@ def main(argv=None) -> int:
         print(f"    -> {fmt_s(base.seconds)}, {fmt_int(base.nodes)} nodes ({base.note})", flush=True)
         rows.append(base)
         print(f"[{key}] puzzlespace API ...", flush=True)
-        rows.append(run_api(key, repeat=args.repeat, base=base))
+        rows.append(run_api(key, repeat=args.repeat, base=base, heuristic=args.heuristic))
         print(f"    -> {fmt_s(rows[-1].seconds)} ({rows[-1].note})", flush=True)
         proc_base = base
         if key == "3x3":  # at 4x3 the interpreter start is lost in minutes of search
@@ -243,7 +246,7 @@ def main(argv=None) -> int:
             rows.append(proc_base)
             print(f"    -> {fmt_s(proc_base.seconds)} ({proc_base.note})", flush=True)
         print(f"[{key}] puzzlespace CLI ...", flush=True)
-        rows.append(run_cli(key, repeat=3, base=proc_base))
+        rows.append(run_cli(key, repeat=3, base=proc_base, heuristic=args.heuristic))
         print(f"    -> {fmt_s(rows[-1].seconds)} ({rows[-1].note})", flush=True)
     total = time.perf_counter() - t_all
 
