@@ -1,4 +1,4 @@
-"""Where cached tablebases live: ``$PUZZLESPACE_CACHE``, else ``$XDG_CACHE_HOME/puzzlespace``,
+"""Where cached tablebases and pattern databases live: ``$PUZZLESPACE_CACHE``, else ``$XDG_CACHE_HOME/puzzlespace``,
 else ``~/.cache/puzzlespace``."""
 
 from __future__ import annotations
@@ -18,8 +18,12 @@ def cache_dir() -> Path:
     return Path(base) / "puzzlespace"
 
 
+def file_stem(spec: str, goal) -> str:
+    """A file-name stem for a puzzle and goal: the spec made safe, then a digest of the goal."""
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", spec)[-60:]
+    return f"{slug}-{hashlib.sha1(' '.join(map(str, goal)).encode()).hexdigest()[:12]}"
+
+
 def tablebase_path(puzzle: Puzzle) -> Path:
     """The cache file for ``puzzle``'s tablebase (one per puzzle and goal)."""
-    slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", puzzle.spec)[-60:]
-    goal = hashlib.sha1(" ".join(map(str, puzzle.goal)).encode()).hexdigest()[:12]
-    return cache_dir() / "tables" / f"{slug}-{goal}.pstb"
+    return cache_dir() / "tables" / f"{file_stem(puzzle.spec, puzzle.goal)}.pstb"

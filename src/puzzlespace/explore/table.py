@@ -147,3 +147,14 @@ def next_set_bit(words, i, hi):
         return hi
     j = (w << 6) + lowest_bit(words[w])
     return j if j < hi else hi
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def next_frontier_state(words, table, i, hi, dmod):
+    """Smallest state in ``[i, hi)`` to expand in the layer ``dmod``, or ``hi``: its
+    frontier bit is set and its entry is ``dmod`` (skipping states the layer has just
+    added). The walk every expansion kernel makes over its chunk."""
+    i = next_set_bit(words, i, hi)
+    while i < hi and get2(table, i) != dmod:
+        i = next_set_bit(words, i + 1, hi)
+    return i

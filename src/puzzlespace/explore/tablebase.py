@@ -13,13 +13,12 @@ entry is one less (mod 3) is one move nearer the goal.
 from __future__ import annotations
 
 import hashlib
-import json
-import struct
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from .. import datafile
 from .._version import __version__
 from ..errors import PuzzleError
 from ..families.base import Puzzle, State
@@ -36,14 +35,7 @@ def save(path: str | Path, puzzle: Puzzle, index, table: np.ndarray, depth_count
         "depth_counts": depth_counts, "version": __version__,
         "sha256": hashlib.sha256(table.data).hexdigest(),
     }
-    blob = json.dumps(header).encode()
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as f:
-        f.write(MAGIC)
-        f.write(struct.pack("<Q", len(blob)))
-        f.write(blob)
-        table.tofile(f)
-    tmp.replace(path)
+    datafile.write(path, MAGIC, header, table)
 
 
 @dataclass
@@ -84,24 +76,13 @@ class Tablebase:
 def load(path: str | Path, puzzle: Puzzle) -> Tablebase:
     """Read and verify a tablebase for ``puzzle`` (same puzzle, goal and hash scheme)."""
     path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise PuzzleError(f"tablebase {str(path)!r} cannot be read: {exc.strerror or exc}") from None
-    if not raw.startswith(MAGIC) or len(raw) < len(MAGIC) + 8:
-        raise PuzzleError(f"{str(path)!r} is not a puzzlespace tablebase")
-    (n,) = struct.unpack_from("<Q", raw, len(MAGIC))
-    start = len(MAGIC) + 8
-    try:
-        header = json.loads(raw[start : start + n])
-    except ValueError:
-        raise PuzzleError(f"tablebase {str(path)!r} has a corrupt header") from None
     index = puzzle.state_index()
-    for key, want in (("puzzle", puzzle.spec), ("goal", list(puzzle.goal)), ("scheme", index.scheme),
-                      ("size", index.size)):
-        if header.get(key) != want:
-            raise PuzzleError(f"tablebase {str(path)!r} is for {key} {header.get(key)!r}, not {want!r}")
-    data = np.frombuffer(raw, dtype=np.uint8, offset=start + n)
+    with datafile.open_data(path, MAGIC, "tablebase") as (header, f):
+        for key, want in (("puzzle", puzzle.spec), ("goal", list(puzzle.goal)), ("scheme", index.scheme),
+                          ("size", index.size)):
+            if header.get(key) != want:
+                raise PuzzleError(f"tablebase {str(path)!r} is for {key} {header.get(key)!r}, not {want!r}")
+        data = np.fromfile(f, dtype=np.uint8)
     if len(data) != (index.size + 3) // 4:
         raise PuzzleError(f"tablebase {str(path)!r} is truncated ({len(data):,} of {(index.size + 3) // 4:,} bytes)")
     if hashlib.sha256(data.data).hexdigest() != header.get("sha256"):

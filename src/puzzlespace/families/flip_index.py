@@ -12,7 +12,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from ..explore.table import get2, get_bit, next_set_bit
+from ..explore.table import get2, get_bit, next_frontier_state
 from ..errors import PuzzleError
 from .base import State
 
@@ -51,15 +51,13 @@ def expand_flip(table, frontier, lo, hi, dmod, orbit_cells, orbit_len, pat2dig, 
     count = 0
     room = out.shape[0] - src.shape[0]
     words = frontier.view(np.uint64)
-    i = next_set_bit(words, lo, hi) - 1
+    i = lo - 1
     while True:
-        i = next_set_bit(words, i + 1, hi)
+        i = next_frontier_state(words, table, i + 1, hi, dmod)
         if i >= hi:
             break
         if count > room:
             return count, i
-        if get2(table, i) != dmod:
-            continue
         _unrank(i, orbit_cells, orbit_len, dig2pat, radix, cells)
         for m in range(src.shape[0]):
             j = i

@@ -26,7 +26,7 @@ from math import factorial
 import numba as nb
 import numpy as np
 
-from ..explore.table import get2, get_bit, next_set_bit
+from ..explore.table import get2, get_bit, next_frontier_state
 from .base import State
 
 MAX_NODES = 20
@@ -236,13 +236,10 @@ def expand_groups(table, frontier, lo, hi, dmod, n, ptr, adj, bipartite, need, f
     room = out.shape[0] - ptr.shape[0]
     group = lo // n
     base = group * n
-    i = next_set_bit(words, lo, hi)
+    i = next_frontier_state(words, table, lo, hi, dmod)
     while i < hi:
         if count > room:
             return count, i
-        if get2(table, i) != dmod:
-            i = next_set_bit(words, i + 1, hi)
-            continue
         if i - base >= _STEP_GAP * n:  # far ahead: divide; near: step (no division)
             group = i // n
             base = group * n
@@ -284,7 +281,7 @@ def expand_groups(table, frontier, lo, hi, dmod, n, ptr, adj, bipartite, need, f
         if odd:
             seq[m - 2], seq[m - 1] = seq[m - 1], seq[m - 2]
             digits[m - 2] = 0
-        i = next_set_bit(words, i + 1, hi)
+        i = next_frontier_state(words, table, i + 1, hi, dmod)
     return count, hi
 
 

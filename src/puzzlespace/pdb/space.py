@@ -36,7 +36,7 @@ from numba.core import types
 from numba.extending import intrinsic
 import numpy as np
 
-from ..explore.table import get2, lowest_bit, next_set_bit
+from ..explore.table import get2, lowest_bit, next_frontier_state
 
 MAX_NODES = 64
 _ONE = np.uint64(1)
@@ -129,15 +129,13 @@ def expand_pattern(table, frontier, lo, hi, dmod, n, k, nbr, max_moves, out):
     count = 0
     room = out.shape[0] - max_moves
     words = frontier.view(np.uint64)
-    i = next_set_bit(words, lo, hi) - 1
+    i = lo - 1
     while True:
-        i = next_set_bit(words, i + 1, hi)
+        i = next_frontier_state(words, table, i + 1, hi, dmod)
         if i >= hi:
             break
         if count > room:
             return count, i
-        if get2(table, i) != dmod:
-            continue
         unrank_cells(i // nf, k, n, cells)
         occ = np.uint64(0)
         for t in range(k):

@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
-import struct
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,9 +23,10 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from .. import datafile
 from .._version import __version__
 from ..errors import PuzzleError
-from ..explore.cache import cache_dir
+from ..explore.cache import cache_dir, file_stem
 from .space import PatternSpace
 
 MAGIC = b"PUZZLESPACE-PDB 1\n"
@@ -45,9 +44,7 @@ def pdb_dir(root: str | Path | None = None) -> Path:
 
 def pdb_path(spec: str, goal: Sequence[int], tiles: Sequence[int], root: str | Path | None = None) -> Path:
     """File of the database of ``tiles`` for puzzle ``spec`` with ``goal``."""
-    slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", spec)[-60:]
-    digest = hashlib.sha1(" ".join(map(str, goal)).encode()).hexdigest()[:12]
-    return pdb_dir(root) / f"{slug}-{digest}-t{'.'.join(map(str, tiles))}{SUFFIX}"
+    return pdb_dir(root) / f"{file_stem(spec, goal)}-t{'.'.join(map(str, tiles))}{SUFFIX}"
 
 
 @dataclass
@@ -79,15 +76,7 @@ def save(path: Path, header: dict, table: np.ndarray) -> None:
     else:
         data, bits = table, 8
     header = dict(header, bits=bits, max=top, version=__version__, sha256=hashlib.sha256(data.data).hexdigest())
-    blob = json.dumps(header).encode()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as f:
-        f.write(MAGIC)
-        f.write(struct.pack("<Q", len(blob)))
-        f.write(blob)
-        data.tofile(f)
-    tmp.replace(path)
+    datafile.write(path, MAGIC, header, data)
 
 
 def read(path: Path, expect: dict | None = None, out: np.ndarray | None = None) -> PatternDatabase:
@@ -100,29 +89,16 @@ def read(path: Path, expect: dict | None = None, out: np.ndarray | None = None) 
     mismatched, truncated, corrupt).
     """
     name = str(path)
-    try:
-        with open(path, "rb") as f:
-            magic = f.read(len(MAGIC))
-            try:
-                (n,) = struct.unpack("<Q", f.read(8))
-                header = json.loads(f.read(n))
-            except (ValueError, struct.error):
-                header = None
-            if magic != MAGIC:
-                raise PuzzleError(f"{name!r} is not a puzzlespace pattern database")
-            if not isinstance(header, dict):
-                raise PuzzleError(f"pattern database {name!r} has a corrupt header")
-            for key, want in (expect or {}).items():
-                if header.get(key) != want:
-                    raise PuzzleError(f"pattern database {name!r} is for {key} {header.get(key)!r}, not {want!r}")
-            entries, bits = int(header.get("entries", -1)), header.get("bits")
-            size = (entries + 1) // 2 if bits == 4 else entries
-            direct = out is not None and bits == 8 and len(out) == entries
-            data = out if direct else np.empty(max(size, 0), dtype=np.uint8)
-            got = f.readinto(memoryview(data)) if bits in (4, 8) and size >= 0 else -1
-            extra = f.read(1)
-    except OSError as exc:
-        raise PuzzleError(f"pattern database {name!r} cannot be read: {exc.strerror or exc}") from None
+    with datafile.open_data(path, MAGIC, "pattern database") as (header, f):
+        for key, want in (expect or {}).items():
+            if header.get(key) != want:
+                raise PuzzleError(f"pattern database {name!r} is for {key} {header.get(key)!r}, not {want!r}")
+        entries, bits = int(header.get("entries", -1)), header.get("bits")
+        size = (entries + 1) // 2 if bits == 4 else entries
+        direct = out is not None and bits == 8 and len(out) == entries
+        data = out if direct else np.empty(max(size, 0), dtype=np.uint8)
+        got = f.readinto(memoryview(data)) if bits in (4, 8) and size >= 0 else -1
+        extra = f.read(1)
     if bits not in (4, 8) or got != size or extra:
         raise PuzzleError(f"pattern database {name!r} is truncated or overlong "
                           f"({max(got, 0) + len(extra):,}{'+' if extra else ''} of {size:,} bytes)")
@@ -193,11 +169,8 @@ def listing(root: str | Path | None = None) -> list[tuple[Path, dict | None, str
     found = []
     for path in sorted(pdb_dir(root).glob(f"*{SUFFIX}")):
         try:
-            with open(path, "rb") as f:
-                if f.read(len(MAGIC)) != MAGIC:
-                    raise ValueError("not a pattern database")
-                (n,) = struct.unpack("<Q", f.read(8))
-                found.append((path, json.loads(f.read(n)), ""))
-        except (OSError, ValueError, struct.error) as exc:
+            with datafile.open_data(path, MAGIC, "pattern database") as (header, _):
+                found.append((path, header, ""))
+        except PuzzleError as exc:
             found.append((path, None, str(exc)))
     return found
