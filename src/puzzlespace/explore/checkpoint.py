@@ -1,7 +1,7 @@
 """Checkpoints of an exploration: written after every complete layer, atomically.
 
-A directory holds ``manifest.json`` and the files it names (``table-<d>.bin``,
-``frontier-<d>.bin``). Data files of a layer are written under new names, flushed and
+A directory holds ``manifest.json`` and the files it names (``table-<d>.bin``, the
+search's 2-bit table, and ``tablebase-<d>.bin`` when a tablebase is being recorded). Data files of a layer are written under new names, flushed and
 synced, and only then does the manifest switch to them (``os.replace``), so a crash at
 any moment leaves the previous complete layer readable. Older data files are removed
 after the switch.
@@ -19,7 +19,7 @@ import numpy as np
 from .._version import __version__
 from ..errors import PuzzleError
 
-FORMAT = "puzzlespace-checkpoint/1"
+FORMAT = "puzzlespace-checkpoint/2"
 
 
 @dataclass
@@ -34,7 +34,7 @@ class Manifest:
     depth_counts: list[int]
     seconds: float
     table: str = ""
-    frontier: str = ""
+    tablebase: str = ""
     format: str = FORMAT
     version: str = field(default=__version__)
 
@@ -48,25 +48,28 @@ def _write_array(path: Path, data: np.ndarray) -> None:
     os.replace(tmp, path)
 
 
-def save(directory: Path, manifest: Manifest, table: np.ndarray, frontier: np.ndarray) -> None:
-    """Write one complete layer and switch the manifest to it."""
+def save(directory: Path, manifest: Manifest, table: np.ndarray, tablebase: np.ndarray | None) -> None:
+    """Write one complete layer (and the tablebase so far, if any) and switch the manifest to it."""
     directory.mkdir(parents=True, exist_ok=True)
     manifest.table = f"table-{manifest.depth}.bin"
-    manifest.frontier = f"frontier-{manifest.depth}.bin"
     _write_array(directory / manifest.table, table)
-    _write_array(directory / manifest.frontier, frontier)
+    manifest.tablebase = ""
+    if tablebase is not None:
+        manifest.tablebase = f"tablebase-{manifest.depth}.bin"
+        _write_array(directory / manifest.tablebase, tablebase)
     tmp = directory / "manifest.json.tmp"
     tmp.write_text(json.dumps(asdict(manifest), indent=1))
     with open(tmp, "rb") as f:
         os.fsync(f.fileno())
     os.replace(tmp, directory / "manifest.json")
     for old in directory.glob("*.bin"):
-        if old.name not in (manifest.table, manifest.frontier):
+        if old.name not in (manifest.table, manifest.tablebase):
             old.unlink()
 
 
-def load(directory: Path, puzzle: str, goal: list[int], scheme: str, size: int):
-    """The manifest and arrays of a checkpoint that matches this run, or a clear error."""
+def load(directory: Path, puzzle: str, goal: list[int], scheme: str, size: int, with_tablebase: bool):
+    """The manifest, table and tablebase (None unless ``with_tablebase``) of a checkpoint
+    that matches this run, or a clear error."""
     path = directory / "manifest.json"
     if not path.exists():
         raise PuzzleError(f"no checkpoint to resume in {str(directory)!r} (no manifest.json)")
@@ -80,10 +83,15 @@ def load(directory: Path, puzzle: str, goal: list[int], scheme: str, size: int):
             raise PuzzleError(
                 f"checkpoint in {str(directory)!r} is for {key} {getattr(manifest, key)!r}, not {want!r}"
             )
-    arrays = []
-    for name, expected in ((manifest.table, (size + 3) // 4), (manifest.frontier, ((size + 63) // 64) * 8)):
-        f = directory / name
-        if not f.exists() or f.stat().st_size != expected:
-            raise PuzzleError(f"checkpoint file {str(f)!r} is missing or truncated")
-        arrays.append(np.fromfile(f, dtype=np.uint8))
-    return manifest, arrays[0], arrays[1]
+    if with_tablebase and not manifest.tablebase:
+        raise PuzzleError(f"the checkpoint in {str(directory)!r} was written without --save, so it holds no "
+                          "tablebase; resume without --save, or start again")
+    names = (manifest.table, manifest.tablebase) if with_tablebase else (manifest.table,)
+    arrays = [_read_array(directory / name, ((size + 31) // 32) * 8) for name in names]
+    return manifest, arrays[0], arrays[1] if with_tablebase else None
+
+
+def _read_array(path: Path, expected: int) -> np.ndarray:
+    if not path.exists() or path.stat().st_size != expected:
+        raise PuzzleError(f"checkpoint file {str(path)!r} is missing or truncated")
+    return np.fromfile(path, dtype=np.uint8)

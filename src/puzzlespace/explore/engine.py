@@ -2,7 +2,7 @@
 
 The engine knows nothing of any family: it needs a *state index* (``puzzle.state_index()``)
 with ``size``, ``group`` (ranks per chunk alignment), ``max_degree``, ``rank``,
-``unrank`` and ``expand(table, frontier, lo, hi, dmod, out) -> (count, next)``, a
+``unrank`` and ``expand(table, lo, hi, frontier_value, out) -> (count, next)``, a
 compiled, read-only function of (table snapshot, chunk of ranks) that lists the
 neighbours of the chunk's frontier states (all unreached ones; reached ones may be
 listed too, the merge drops them), stopping when its buffer is full
@@ -10,12 +10,11 @@ listed too, the merge drops them), stopping when its buffer is full
 kernels release the GIL) and their marks merged into the table by the calling thread;
 the same split lets a distributed engine run chunks elsewhere.
 
-Table: depth mod 3 per state, 3 for not reached (2 bits). Frontier: one transient bit
-per state, set for the layer being expanded; new states are added to it as they are
-found and expansion takes only states whose entry is the current depth mod 3. Once a
-chunk is expanded its old-layer bits are cleared (by the merging thread, the only one
-that writes the frontier), so at the end of a layer the frontier is exactly the new
-layer. Memory per state: 3 bits.
+Table: 2 bits per state, nothing else per state (:mod:`.table`): unreached, closed, or the
+value of the frontier or of the next layer. Expansion reads the frontier's entries; the
+merge turns unreached entries of the marks into the next layer's value; when the layer is
+complete, the old frontier is closed (in parallel, by chunk). Memory per state: 2 bits.
+A tablebase (depth mod 3) is recorded, when asked for, in a second 2-bit table.
 """
 
 from __future__ import annotations
@@ -33,7 +32,7 @@ from ..errors import PuzzleError
 from ..families.base import Puzzle, State
 from . import checkpoint
 from .resources import available_memory, free_disk, human, peak_rss
-from .table import collect_bits, keep_value, merge_marks, new_bits, new_table, set2, set_bit
+from .table import close_layer, collect_layer, copy_layer, layer_value, merge_marks, new_table, set2
 
 #: Chunks per worker thread and layer (load balance against per-call overhead).
 CHUNKS_PER_THREAD = 8
@@ -47,7 +46,9 @@ class ExploreResult:
 
     ``depth_counts[d]`` is the number of positions exactly ``d`` moves from the goal;
     ``antipodes`` the first ``antipode_limit`` positions at ``max_depth`` (by rank),
-    ``antipode_count`` all of them.
+    ``antipode_count`` all of them. ``table``: the depth-mod-3 table (3: unreached), when
+    asked for. ``search_table``: the search's own table when stopped at a depth; the states
+    of that layer are those whose entry is ``layer_value(max_depth)``.
     """
 
     puzzle: str
@@ -63,7 +64,7 @@ class ExploreResult:
     rank_space: int
     threads: int
     table: np.ndarray | None = field(default=None, repr=False)
-    frontier: np.ndarray | None = field(default=None, repr=False)
+    search_table: np.ndarray | None = field(default=None, repr=False)
 
     def to_json(self) -> dict:
         return {
@@ -90,11 +91,11 @@ class Plan:
     disk: int
 
 
-def plan(index, threads: int, with_checkpoints: bool) -> Plan:
-    table = (index.size + 3) // 4
-    bits = ((index.size + 63) // 64) * 8
+def plan(index, threads: int, with_checkpoints: bool, tables: int = 1) -> Plan:
+    """Memory and disk of a run keeping ``tables`` 2-bit tables (2 with a tablebase)."""
+    table = ((index.size + 31) // 32) * 8
     buffers = 2 * threads * MARK_BUFFER * 8
-    return Plan(memory=table + bits + buffers + (64 << 20), disk=2 * (table + bits) if with_checkpoints else 0)
+    return Plan(memory=tables * table + buffers + (64 << 20), disk=2 * tables * table if with_checkpoints else 0)
 
 
 def check_resources(need: Plan, max_memory: int | None, out_dir: Path | None) -> None:
@@ -145,34 +146,42 @@ def explore(
     progress : callable(depth, chunks done, chunks, states found so far), optional
         Called as chunks of a layer finish.
     keep_table : bool
-        Return the final 2-bit table (depth mod 3 per rank) in ``result.table``.
+        Also record depth mod 3 per rank (a second 2-bit table, checkpointed too) and
+        return it in ``result.table``.
     stop_at_depth : int, optional
         Stop once layer ``stop_at_depth`` is complete; ``antipodes`` then lists (up to
-        ``antipode_limit``) positions of that layer and ``frontier`` holds all of them.
+        ``antipode_limit``) positions of that layer and ``search_table`` marks all of them.
     """
     t0 = time.perf_counter()
     index = puzzle.state_index()
     threads = threads or os.cpu_count() or 1
     out = Path(out_dir) if out_dir is not None else None
-    check_resources(plan(index, threads, out is not None), max_memory, out)
+    check_resources(plan(index, threads, out is not None, 2 if keep_table else 1), max_memory, out)
     goal = list(puzzle.goal)
     size = index.size
     if resume:
         if out is None:
             raise PuzzleError("--resume needs --out DIR (the checkpoint directory)")
-        manifest, table, frontier = checkpoint.load(out, puzzle.spec, goal, index.scheme, size)
+        manifest, table, tablebase = checkpoint.load(out, puzzle.spec, goal, index.scheme, size, keep_table)
         depth, counts, done_before = manifest.depth, list(manifest.depth_counts), manifest.seconds
     else:
-        table, frontier = new_table(size), new_bits(size)
+        table = new_table(size)
+        tablebase = new_table(size) if keep_table else None
         g = index.rank(puzzle.goal)
-        set2(table, g, 0)
-        set_bit(frontier, g)
+        set2(table, g, layer_value(0))
+        if tablebase is not None:
+            set2(tablebase, g, 0)
         depth, counts, done_before = 0, [1], 0.0
         if out is not None:
-            _save(out, puzzle, goal, index, depth, counts, table, frontier, done_before)
+            _save(out, puzzle, goal, index, depth, counts, table, tablebase, done_before)
     base = [sum(counts)]
     report = (lambda d, done, total, new: progress(d, done, total, base[0] + new)) if progress else None
-    layers = run_layers(index, table, frontier, depth, threads, report)
+
+    def record(d: int, table: np.ndarray) -> None:
+        if tablebase is not None:
+            copy_layer(table, 0, size, layer_value(d), tablebase, d % 3)
+
+    layers = run_layers(index, table, depth, threads, report, on_layer=record)
     while stop_at_depth is None or depth < stop_at_depth:
         added = next(layers, 0)
         if added == 0:
@@ -181,90 +190,93 @@ def explore(
         counts.append(added)
         base[0] += added
         if out is not None:
-            _save(out, puzzle, goal, index, depth, counts, table, frontier,
+            _save(out, puzzle, goal, index, depth, counts, table, tablebase,
                   done_before + time.perf_counter() - t0)
     layers.close()
     found = np.empty(max(antipode_limit, 0), dtype=np.int64)
-    written, total = collect_bits(frontier, 0, len(frontier) * 8, found)
+    written, total = collect_layer(table, 0, size, layer_value(depth), found)
     antipodes = [index.unrank(int(i)) for i in found[:written]]
     return ExploreResult(
         puzzle=puzzle.spec, goal=puzzle.goal, states=sum(counts), max_depth=depth, depth_counts=counts,
         antipode_count=int(total), antipodes=antipodes, seconds=done_before + time.perf_counter() - t0,
         peak_memory_bytes=peak_rss(), scheme=index.scheme, rank_space=size, threads=threads,
-        table=table if keep_table else None, frontier=frontier if stop_at_depth is not None else None,
+        table=tablebase, search_table=table if stop_at_depth is not None else None,
     )
 
 
-def run_layers(index, table, frontier, depth: int, threads: int, progress=None) -> Iterator[int]:
-    """Expand layer after layer, starting from the complete layer ``depth`` in ``frontier``.
+def run_layers(index, table, depth: int, threads: int, progress=None,
+               on_layer: Callable[[int, np.ndarray], None] | None = None) -> Iterator[int]:
+    """Expand layer after layer, starting from the complete layer ``depth`` of ``table``
+    (its states hold ``layer_value(depth)``, every other reached state is CLOSED).
 
-    Yields the number of states of each new layer, once it is complete (``frontier`` then
-    holds exactly that layer and ``table`` every state reached so far); ends when a layer
-    is empty. ``progress(depth, chunks done, chunks, states of the layer so far)``.
+    Yields the number of states of each new layer, once it is complete: ``table`` then holds
+    that layer as its frontier value and every earlier state CLOSED. Before yielding it
+    calls ``on_layer(new depth, table)``. Ends when a layer is empty (the last layer keeps
+    its value). ``progress(depth, chunks done, chunks, states of the layer so far)``.
     """
     chunks = chunk_spans(index.size, index.group * 64, CHUNKS_PER_THREAD * threads)
     with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="puzzlespace-bfs") as pool:
         while True:
-            added = _expand_layer(pool, index, table, frontier, chunks, depth, threads, progress)
+            added = _expand_layer(pool, index, table, chunks, depth, threads, progress)
             if added == 0:
                 return
+            old = layer_value(depth)
+            list(pool.map(lambda span: close_layer(table, span[0], span[1], old), chunks))
             depth += 1
+            if on_layer:
+                on_layer(depth, table)
             yield added
 
 
 def layered_bfs(index, roots, *, threads: int | None = None, max_memory: int | None = None,
-                on_layer: Callable[[int, np.ndarray], None] | None = None, progress=None,
+                on_layer: Callable[[int, np.ndarray, int], None] | None = None, progress=None,
                 extra_memory: int = 0) -> list[int]:
     """Breadth-first search over any state index from the ranks ``roots`` (depth 0).
 
     The in-memory core of :func:`explore`, for state spaces that are not puzzles (e.g.
     the abstract spaces of pattern databases; their ranks need not all be reachable).
-    ``on_layer(depth, frontier)`` sees each complete layer as a bitmap (read it, do not
-    keep it). ``extra_memory``: bytes the caller needs besides (counted in the refusal
-    check). Returns the number of states per depth.
+    ``on_layer(depth, table, value)`` sees each complete layer: its states are those whose
+    entry of ``table`` is ``value`` (read it, do not keep it). ``extra_memory``: bytes the
+    caller needs besides (counted in the refusal check). Returns the number of states per
+    depth.
     """
     threads = threads or os.cpu_count() or 1
     need = plan(index, threads, False)
     check_resources(Plan(need.memory + extra_memory, 0), max_memory, None)
-    table, frontier = new_table(index.size), new_bits(index.size)
+    table = new_table(index.size)
     for r in roots:
-        set2(table, int(r), 0)
-        set_bit(frontier, int(r))
+        set2(table, int(r), layer_value(0))
     counts = [len(set(roots))]
-    if on_layer:
-        on_layer(0, frontier)
-    for added in run_layers(index, table, frontier, 0, threads, progress):
+    report = on_layer and (lambda d, t: on_layer(d, t, layer_value(d)))
+    if report:
+        report(0, table)
+    for added in run_layers(index, table, 0, threads, progress, on_layer=report):
         counts.append(added)
-        if on_layer:
-            on_layer(len(counts) - 1, frontier)
     return counts
 
 
-def _save(out, puzzle, goal, index, depth, counts, table, frontier, seconds) -> None:
+def _save(out, puzzle, goal, index, depth, counts, table, tablebase, seconds) -> None:
     manifest = checkpoint.Manifest(puzzle=puzzle.spec, goal=goal, scheme=index.scheme, size=index.size,
                                    depth=depth, depth_counts=counts, seconds=seconds)
-    checkpoint.save(out, manifest, table, frontier)
+    checkpoint.save(out, manifest, table, tablebase)
 
 
-def _expand_layer(pool, index, table, frontier, chunks, depth, threads, progress) -> int:
+def _expand_layer(pool, index, table, chunks, depth, threads, progress) -> int:
     """Expand every chunk of layer ``depth``; merge the marks as they come; return states added.
 
-    When a chunk is done, its frontier keeps only new-layer states (no thread reads that
-    chunk's frontier again in this layer, and later merges only add new-layer states).
-    Chunks done before any new state was found are cleared at the end, and only if the
-    layer found some: if it found none, the frontier must still hold the last layer.
+    Worker threads expand chunks (or the rest of one, when a buffer fills up) into mark
+    buffers; this thread merges each buffer as it comes back and hands it out again, so
+    merging (memory-bound: marks land anywhere in the table) overlaps expansion. One
+    thread writes the table, so no atomic operation is needed.
     """
-    dmod, new = depth % 3, (depth + 1) % 3
-    padded_end = len(frontier) * 8
+    frontier, new = layer_value(depth), layer_value(depth + 1)
     free_buffers = [np.empty(MARK_BUFFER, dtype=np.int64) for _ in range(2 * threads)]
     pending: dict = {}
     todo = list(reversed(chunks))
-    starts = {hi: lo for lo, hi in chunks}
-    unkept: list[tuple[int, int]] = []
     added = done = 0
 
     def submit(lo: int, hi: int, buf: np.ndarray) -> None:
-        pending[pool.submit(index.expand, table, frontier, lo, hi, dmod, buf)] = (buf, hi)
+        pending[pool.submit(index.expand, table, lo, hi, frontier, buf)] = (buf, hi)
 
     while free_buffers and todo:
         submit(*todo.pop(), free_buffers.pop())
@@ -273,20 +285,13 @@ def _expand_layer(pool, index, table, frontier, chunks, depth, threads, progress
         for fut in finished:
             buf, hi = pending.pop(fut)
             count, nxt = fut.result()
-            added += int(merge_marks(table, frontier, buf, count, new))
+            added += int(merge_marks(table, buf, count, new))
             if nxt < hi:
                 submit(nxt, hi, buf)
                 continue
-            span = (starts[hi], hi if hi < index.size else padded_end)
-            if added:
-                keep_value(table, frontier, span[0], span[1], new)
-            else:
-                unkept.append(span)
             done += 1
             if progress:
                 progress(depth + 1, done, len(chunks), added)
             if todo:
                 submit(*todo.pop(), buf)
-    if added:
-        list(pool.map(lambda span: keep_value(table, frontier, span[0], span[1], new), unkept))
     return added

@@ -6,7 +6,7 @@ import numpy as np
 
 from ..errors import PuzzleError
 from ..families.base import Puzzle, State
-from .table import collect_bits
+from .table import collect_layer, layer_value, nth_in_layer
 
 #: Above this many expected draws per accepted position, sample from an enumerated layer.
 MAX_EXPECTED_DRAWS = 20_000
@@ -45,26 +45,15 @@ def random_at_depth(puzzle: Puzzle, depth: int, count: int, rng: np.random.Gener
         raise PuzzleError(f"no position is {depth} moves from the goal (God's number is {layer.max_depth})")
     total = layer.depth_counts[depth]
     picks = np.sort(rng.integers(total, size=count))
+    index = puzzle.state_index()
+    table, value = layer.search_table, layer_value(depth)
     found = np.empty(total if total <= 10_000_000 else 0, dtype=np.int64)
     if len(found):
-        collect_bits(layer.frontier, 0, len(layer.frontier) * 8, found)
+        collect_layer(table, 0, index.size, value, found)
         chosen = found[picks]
     else:
-        chosen = [_nth_bit(layer.frontier, int(k)) for k in picks]
-    index = puzzle.state_index()
+        chosen = [nth_in_layer(table, index.size, value, int(k)) for k in picks]
     states = [index.unrank(int(i)) for i in chosen]
     order = rng.permutation(len(states))
     return [states[i] for i in order]
 
-
-def _nth_bit(bits: np.ndarray, k: int) -> int:
-    """Index of the k-th set bit (0-based) of a large bitmap."""
-    words = bits.view(np.uint64)
-    block = 1 << 16
-    for start in range(0, len(words), block):
-        chunk = np.unpackbits(words[start : start + block].view(np.uint8), bitorder="little")
-        ones = int(chunk.sum())
-        if k < ones:
-            return start * 64 + int(np.flatnonzero(chunk)[k])
-        k -= ones
-    raise IndexError("fewer set bits than asked for")

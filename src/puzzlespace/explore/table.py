@@ -1,25 +1,93 @@
-"""Packed per-state tables: 2 bits per state (depth mod 3, or 3 = not reached) and a
-1-bit transient frontier, plus the compiled loops that touch them.
+"""The packed per-state table of a breadth-first search, 2 bits per state, and the
+compiled loops that touch it.
 
-Memory per state: 2 bits (table) + 1 bit (frontier) = 0.375 bytes.
+Entry values while a search runs (see :func:`layer_value`):
+
+* ``UNSEEN`` (3): not reached yet;
+* the *frontier* value ``layer_value(d)``: exactly the states of layer ``d``, the one being
+  expanded;
+* the *next* value ``layer_value(d + 1)``: states found so far at depth ``d + 1``;
+* ``CLOSED`` (0): reached at a depth below ``d``.
+
+The frontier and next values alternate between 1 and 2 from layer to layer; when a layer
+is complete, :func:`close_layer` turns the old frontier into ``CLOSED``. So the table
+alone tells the frontier apart, with no extra bit. Memory per state: 2 bits (0.25 bytes).
+
+Entries are read in 64-bit words of 32 entries: :func:`match_word` gives, at bit ``2k``,
+whether entry ``k`` holds a value; tables are padded to whole words (padding is UNSEEN).
 """
 
 from __future__ import annotations
 
+from llvmlite import ir
 import numba as nb
+from numba.core import cgutils, types
+from numba.extending import intrinsic
 import numpy as np
 
 UNSEEN = 3
+CLOSED = 0
+_LOW = np.uint64(0x5555555555555555)
+_ONE = np.uint64(1)
+#: Marks ahead whose table entry :func:`merge_marks` prefetches.
+PREFETCH = 24
+
+
+def layer_value(depth: int) -> int:
+    """The entry value of the states of layer ``depth`` while it is the frontier or the next layer."""
+    return 1 + (depth & 1)
 
 
 def new_table(size: int) -> np.ndarray:
-    """A table of ``size`` 2-bit entries, all UNSEEN."""
-    return np.full((size + 3) // 4, 0xFF, dtype=np.uint8)
+    """A table of ``size`` 2-bit entries, all UNSEEN, padded to whole 64-bit words."""
+    return np.full(((size + 31) // 32) * 8, 0xFF, dtype=np.uint8)
 
 
-def new_bits(size: int) -> np.ndarray:
-    """A bitmap of ``size`` bits, all clear (padded to whole 64-bit words)."""
-    return np.zeros(((size + 63) // 64) * 8, dtype=np.uint8)
+@intrinsic
+def prefetch(typingctx, array, index):
+    """Ask the CPU to bring ``array[index]`` into cache for writing (LLVM ``prefetch``)."""
+    def codegen(context, builder, signature, args):
+        ary = context.make_array(signature.args[0])(context, builder, args[0])
+        ptr = cgutils.get_item_pointer(context, builder, signature.args[0], ary, [args[1]], wraparound=False)
+        byte_ptr = ir.IntType(8).as_pointer()
+        i32 = ir.IntType(32)
+        fn = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ir.VoidType(), [byte_ptr, i32, i32, i32]), "llvm.prefetch.p0i8")
+        builder.call(fn, [builder.bitcast(ptr, byte_ptr), ir.Constant(i32, 1), ir.Constant(i32, 3),
+                          ir.Constant(i32, 1)])
+        return context.get_dummy_value()
+
+    return types.void(array, index), codegen
+
+
+@intrinsic
+def _ctpop(typingctx, x):
+    """The CPU's population count of a uint64 (LLVM ``ctpop``)."""
+    def codegen(context, builder, signature, args):
+        return builder.ctpop(args[0])
+
+    return types.uint64(types.uint64), codegen
+
+
+@intrinsic
+def _cttz(typingctx, x):
+    """The CPU's count of trailing zeros of a non-zero uint64 (LLVM ``cttz``)."""
+    def codegen(context, builder, signature, args):
+        return builder.cttz(args[0], ir.Constant(ir.IntType(1), 1))
+
+    return types.uint64(types.uint64), codegen
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def popcount(x):
+    """Number of set bits of a uint64."""
+    return np.int64(_ctpop(x))
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def lowest_bit(word):
+    """Index of the lowest set bit of a non-zero uint64."""
+    return np.int64(_cttz(word))
 
 
 @nb.njit(cache=True, nogil=True, inline="always")
@@ -34,127 +102,122 @@ def set2(table, i, v):
 
 
 @nb.njit(cache=True, nogil=True, inline="always")
-def get_bit(bits, i):
-    return (bits[i >> 3] >> (i & 7)) & 1
+def pattern(value):
+    """``value`` in all 32 entries of a word."""
+    return np.uint64(value) * _LOW
 
 
 @nb.njit(cache=True, nogil=True, inline="always")
-def set_bit(bits, i):
-    bits[i >> 3] |= np.uint8(1 << (i & 7))
+def match_word(word, pat):
+    """Bit ``2k`` set where entry ``k`` of ``word`` equals the value repeated in ``pat``."""
+    x = word ^ pat
+    return ~(x | (x >> _ONE)) & _LOW
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def next_in_layer(words, i, hi, pat):
+    """Smallest state in ``[i, hi)`` whose entry is the value of ``pat``, or ``hi``.
+
+    ``words`` is the table's uint64 view. The walk every expansion kernel makes over its
+    chunk (``pat``: the frontier value); skips 32 entries per word.
+    """
+    if i >= hi:
+        return hi
+    w = i >> 5
+    m = match_word(words[w], pat) >> np.uint64((i & 31) << 1)
+    if m != 0:
+        j = i + (lowest_bit(m) >> 1)
+        return j if j < hi else hi
+    end = (hi + 31) >> 5
+    w += 1
+    while w < end:
+        m = match_word(words[w], pat)
+        if m != 0:
+            j = (w << 5) + (lowest_bit(m) >> 1)
+            return j if j < hi else hi
+        w += 1
+    return hi
 
 
 @nb.njit(cache=True, nogil=True)
-def merge_marks(table, frontier, marks, count, value):
-    """Set every UNSEEN state in ``marks[:count]`` to ``value`` and into the frontier.
+def merge_marks(table, marks, count, value):
+    """Set every UNSEEN state in ``marks[:count]`` to ``value``.
 
-    Returns the number of states newly set (duplicates in ``marks`` count once).
+    Returns the number of states newly set (duplicates in ``marks`` count once). Marks
+    land anywhere in the table, so the entry of the mark ``PREFETCH`` places ahead is
+    fetched early: many cache misses are then under way at once.
     """
     added = 0
     for j in range(count):
+        if j + PREFETCH < count:
+            prefetch(table, marks[j + PREFETCH] >> 2)
         i = marks[j]
-        if get2(table, i) == 3:
-            set2(table, i, value)
-            set_bit(frontier, i)
+        byte = table[i >> 2]
+        s = (i & 3) << 1
+        if (byte >> s) & 3 == UNSEEN:
+            table[i >> 2] = byte ^ np.uint8((UNSEEN ^ value) << s)
             added += 1
     return added
 
 
 @nb.njit(cache=True, nogil=True)
-def keep_value(table, frontier, lo, hi, value):
-    """Clear frontier bits in states ``[lo, hi)`` whose table entry is not ``value``.
+def close_layer(table, lo, hi, value):
+    """Set the entries equal to ``value`` in states ``[lo, hi)`` to CLOSED.
 
-    ``lo`` and ``hi`` are multiples of 64 (or ``hi`` the padded end). Returns the number
-    of bits left set.
+    ``lo`` is a multiple of 32; entries of the last word past ``hi`` are padding or
+    belong to the next span, which is closed with the same value anyway.
     """
-    words = frontier.view(np.uint64)
-    kept = 0
-    for w in range(lo >> 6, hi >> 6):
-        word = words[w]
-        if word == 0:
-            continue
-        keep = np.uint64(0)
-        while word != 0:
-            b = lowest_bit(word)
-            word &= word - np.uint64(1)
-            if get2(table, (w << 6) + b) == value:
-                keep |= np.uint64(1) << np.uint64(b)
-                kept += 1
-        words[w] = keep
-    return kept
+    words = table.view(np.uint64)
+    pat = pattern(value)
+    for w in range(lo >> 5, (hi + 31) >> 5):
+        m = match_word(words[w], pat)
+        if m != 0:
+            words[w] &= ~(m | (m << _ONE))
 
 
 @nb.njit(cache=True, nogil=True)
-def collect_bits(bits, lo, hi, out):
-    """Write up to ``len(out)`` indices of set bits in ``[lo, hi)`` into ``out``; return (written, total)."""
-    n = 0
+def copy_layer(table, lo, hi, value, target, target_value):
+    """Write ``target_value`` into the 2-bit table ``target`` wherever ``table`` holds
+    ``value``, in states ``[lo, hi)`` (``lo`` a multiple of 32)."""
+    words = table.view(np.uint64)
+    into = target.view(np.uint64)
+    pat, put = pattern(value), pattern(target_value)
+    for w in range(lo >> 5, (hi + 31) >> 5):
+        m = match_word(words[w], pat)
+        if m != 0:
+            both = m | (m << _ONE)
+            into[w] = (into[w] & ~both) | (put & both)
+
+
+@nb.njit(cache=True, nogil=True)
+def collect_layer(table, lo, hi, value, out):
+    """Write up to ``len(out)`` states of ``[lo, hi)`` whose entry is ``value`` into ``out``,
+    in increasing order; return ``(written, total)``."""
+    words = table.view(np.uint64)
+    pat = pattern(value)
+    written = 0
     total = 0
-    for byte in range(lo >> 3, hi >> 3):
-        f = bits[byte]
-        if f == 0:
-            continue
-        for b in range(8):
-            if (f >> b) & 1:
-                if n < out.shape[0]:
-                    out[n] = (byte << 3) + b
-                    n += 1
-                total += 1
-    return n, total
+    i = next_in_layer(words, lo, hi, pat)
+    while i < hi:
+        if written < out.shape[0]:
+            out[written] = i
+            written += 1
+        total += 1
+        i = next_in_layer(words, i + 1, hi, pat)
+    return written, total
 
 
 @nb.njit(cache=True, nogil=True)
-def count_values(table, size):
-    """How many of the first ``size`` entries hold 0, 1, 2 and 3."""
-    counts = np.zeros(4, dtype=np.int64)
-    for i in range(size):
-        counts[get2(table, i)] += 1
-    return counts
-
-
-_DEBRUIJN = np.uint64(0x03F79D71B4CB0A89)
-_DEBRUIJN_INDEX = np.array(
-    [0, 1, 48, 2, 57, 49, 28, 3, 61, 58, 50, 42, 38, 29, 17, 4, 62, 55, 59, 36, 53, 51, 43, 22, 45, 39, 33, 30,
-     24, 18, 12, 5, 63, 47, 56, 27, 60, 41, 37, 16, 54, 35, 52, 21, 44, 32, 23, 11, 46, 26, 40, 15, 34, 20, 31,
-     10, 25, 14, 19, 9, 13, 8, 7, 6],
-    dtype=np.int64,
-)
-
-
-@nb.njit(cache=True, nogil=True, inline="always")
-def lowest_bit(word):
-    """Index of the lowest set bit of a non-zero uint64 (de Bruijn multiplication)."""
-    low = word & (~word + np.uint64(1))
-    return _DEBRUIJN_INDEX[(low * _DEBRUIJN) >> np.uint64(58)]
-
-
-@nb.njit(cache=True, nogil=True)
-def next_set_bit(words, i, hi):
-    """Smallest set bit index in ``[i, hi)`` of the bitmap ``words`` (uint64 view), or ``hi``.
-
-    Skips whole zero words, so sparse frontiers cost little to walk.
-    """
-    if i >= hi:
-        return hi
-    w = i >> 6
-    word = words[w] >> np.uint64(i & 63)
-    if word != 0:
-        j = i + lowest_bit(word)
-        return j if j < hi else hi
-    w += 1
-    end = (hi + 63) >> 6
-    while w < end and words[w] == 0:
-        w += 1
-    if w >= end:
-        return hi
-    j = (w << 6) + lowest_bit(words[w])
-    return j if j < hi else hi
-
-
-@nb.njit(cache=True, nogil=True, inline="always")
-def next_frontier_state(words, table, i, hi, dmod):
-    """Smallest state in ``[i, hi)`` to expand in the layer ``dmod``, or ``hi``: its
-    frontier bit is set and its entry is ``dmod`` (skipping states the layer has just
-    added). The walk every expansion kernel makes over its chunk."""
-    i = next_set_bit(words, i, hi)
-    while i < hi and get2(table, i) != dmod:
-        i = next_set_bit(words, i + 1, hi)
-    return i
+def nth_in_layer(table, size, value, k):
+    """The ``k``-th (0-based, by rank) state whose entry is ``value``, or -1."""
+    words = table.view(np.uint64)
+    pat = pattern(value)
+    for w in range((size + 31) >> 5):
+        m = match_word(words[w], pat)
+        c = popcount(m)
+        if k < c:
+            for _ in range(k):
+                m &= m - _ONE
+            return (w << 5) + (lowest_bit(m) >> 1)
+        k -= c
+    return -1

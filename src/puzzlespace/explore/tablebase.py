@@ -30,6 +30,7 @@ MAGIC = b"PUZZLESPACE-TABLEBASE 1\n"
 def save(path: str | Path, puzzle: Puzzle, index, table: np.ndarray, depth_counts: list[int]) -> None:
     """Write ``table`` (the 2-bit depth-mod-3 table of ``puzzle``) with its header."""
     path = Path(path)
+    table = table[: (index.size + 3) // 4]
     header = {
         "puzzle": puzzle.spec, "goal": list(puzzle.goal), "scheme": index.scheme, "size": index.size,
         "depth_counts": depth_counts, "version": __version__,

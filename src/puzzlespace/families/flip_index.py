@@ -12,7 +12,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from ..explore.table import get2, get_bit, next_frontier_state
+from ..explore.table import get2, next_in_layer, pattern
 from ..errors import PuzzleError
 from .base import State
 
@@ -39,7 +39,7 @@ def _unrank(i, orbit_cells, orbit_len, dig2pat, radix, cells):
 
 
 @nb.njit(cache=True, nogil=True)
-def expand_flip(table, frontier, lo, hi, dmod, orbit_cells, orbit_len, pat2dig, dig2pat, radix, mult,
+def expand_flip(table, lo, hi, value, orbit_cells, orbit_len, pat2dig, dig2pat, radix, mult,
                 src, flip, move_orbits, out):
     """Unreached neighbours of the frontier states in ``[lo, hi)`` (read-only; see TokenIndex.expand).
 
@@ -50,10 +50,11 @@ def expand_flip(table, frontier, lo, hi, dmod, orbit_cells, orbit_len, pat2dig, 
     cells = np.empty(n, dtype=np.int64)
     count = 0
     room = out.shape[0] - src.shape[0]
-    words = frontier.view(np.uint64)
+    words = table.view(np.uint64)
+    pat = pattern(value)
     i = lo - 1
     while True:
-        i = next_frontier_state(words, table, i + 1, hi, dmod)
+        i = next_in_layer(words, i + 1, hi, pat)
         if i >= hi:
             break
         if count > room:
@@ -79,7 +80,7 @@ def expand_flip(table, frontier, lo, hi, dmod, orbit_cells, orbit_len, pat2dig, 
 
 
 @nb.njit(cache=True, nogil=True)
-def expand_flip_reference(table, frontier, lo, hi, dmod, orbit_cells, orbit_len, pat2dig, dig2pat, radix, mult,
+def expand_flip_reference(table, lo, hi, value, orbit_cells, orbit_len, pat2dig, dig2pat, radix, mult,
                           src, flip, out):
     """Reference for :func:`expand_flip`: applies each move to the whole board and ranks it afresh."""
     n = src.shape[1]
@@ -87,7 +88,7 @@ def expand_flip_reference(table, frontier, lo, hi, dmod, orbit_cells, orbit_len,
     moved = np.empty(n, dtype=np.int64)
     count = 0
     for i in range(lo, hi):
-        if not get_bit(frontier, i) or get2(table, i) != dmod:
+        if get2(table, i) != value:
             continue
         _unrank(i, orbit_cells, orbit_len, dig2pat, radix, cells)
         for m in range(src.shape[0]):
@@ -152,7 +153,7 @@ class FlipIndex:
         _unrank(np.int64(i), self.orbit_cells, self.orbit_len, self.dig2pat, self.radix, cells)
         return tuple(int(c) for c in cells)
 
-    def expand(self, table, frontier, lo: int, hi: int, dmod: int, out: np.ndarray) -> tuple[int, int]:
+    def expand(self, table, lo: int, hi: int, value: int, out: np.ndarray) -> tuple[int, int]:
         """See :meth:`TokenIndex.expand <puzzlespace.families.token_index.TokenIndex.expand>`."""
-        return expand_flip(table, frontier, lo, hi, dmod, self.orbit_cells, self.orbit_len, self.pat2dig,
+        return expand_flip(table, lo, hi, value, self.orbit_cells, self.orbit_len, self.pat2dig,
                            self.dig2pat, self.radix, self.mult, self.src, self.flip, self.move_orbits, out)

@@ -26,10 +26,11 @@ from math import factorial
 import numba as nb
 import numpy as np
 
-from ..explore.table import get2, get_bit, next_frontier_state
+from ..explore.table import UNSEEN, get2, lowest_bit, match_word, pattern
 from .base import State
 
 MAX_NODES = 20
+_ONE = np.uint64(1)
 
 
 @nb.njit(cache=True, nogil=True)
@@ -103,14 +104,14 @@ def _unrank_cells(i, n, bipartite, need, fact, cells):
 
 
 @nb.njit(cache=True, nogil=True)
-def expand_groups_reference(table, frontier, lo, hi, dmod, n, ptr, adj, bipartite, need, fact, out, only_unseen):
+def expand_groups_reference(table, lo, hi, value, n, ptr, adj, bipartite, need, fact, out, only_unseen):
     """Reference for :func:`expand_groups`: unranks every frontier position and ranks every
     neighbour from scratch (O(n^2) each); lists the UNSEEN neighbours, or all of them.
     Kept for the tests, which compare the two."""
     cells = np.empty(n, dtype=np.int64)
     count = 0
     for i in range(lo, hi):
-        if not get_bit(frontier, i) or get2(table, i) != dmod:
+        if get2(table, i) != value:
             continue
         _unrank_cells(i, n, bipartite, need, fact, cells)
         b = i % n
@@ -118,171 +119,132 @@ def expand_groups_reference(table, frontier, lo, hi, dmod, n, ptr, adj, bipartit
             u = adj[e]
             cells[b], cells[u] = cells[u], 0
             j = _rank_cells(cells, n, bipartite, fact)
-            if not only_unseen or get2(table, j) == 3:
+            if not only_unseen or get2(table, j) == UNSEEN:
                 out[count] = j
                 count += 1
             cells[u], cells[b] = cells[b], 0
     return count
 
 
-@nb.njit(cache=True, nogil=True, inline="always")
-def _moved_rank(seq, digits, m, fact, i, j, r):
-    """Rank after the token at sequence position ``i`` moves to position ``j`` (the tokens
-    between shift by one), from the rank ``r`` and Lehmer ``digits`` before; O(|i - j|)."""
-    e = seq[i]
-    if j < i:
-        less = 0
-        for x in range(j, i):
-            r -= digits[x] * fact[m - 1 - x]
-            lt = 1 if e < seq[x] else 0
-            less += 1 - lt
-            r += (digits[x] - lt) * fact[m - 2 - x]
-        r -= digits[i] * fact[m - 1 - i]
-        r += (digits[i] + less) * fact[m - 1 - j]
-    else:
-        less = 0
-        r -= digits[i] * fact[m - 1 - i]
-        for x in range(i + 1, j + 1):
-            r -= digits[x] * fact[m - 1 - x]
-            lt = 1 if e < seq[x] else 0
-            less += 1 - lt
-            r += (digits[x] + lt) * fact[m - x]
-        r += (digits[i] - less) * fact[m - 1 - j]
-    return r
+@nb.njit(cache=True, nogil=True)
+def _decode(r, digits, m, fact):
+    """Write the Lehmer digits of rank ``r`` into ``digits``; return its parity (digit sum mod 2)."""
+    total = 0
+    for x in range(m):
+        f = fact[m - 1 - x]
+        d = r // f
+        r -= d * f
+        digits[x] = d
+        total += d
+    return total & 1
 
 
-@nb.njit(cache=True, nogil=True, inline="always")
-def _next_permutation(seq, digits, m):
-    """Advance ``seq`` to its lexicographic successor and ``digits`` (its Lehmer code,
-    a factorial-base counter) by one; return the change of the digit sum."""
-    k = m - 2
-    while k >= 0 and seq[k] > seq[k + 1]:
-        k -= 1
-    if k >= 0:
-        t = m - 1
-        while seq[t] < seq[k]:
-            t -= 1
-        seq[k], seq[t] = seq[t], seq[k]
-    a, b = k + 1, m - 1
-    while a < b:
-        seq[a], seq[b] = seq[b], seq[a]
-        a += 1
-        b -= 1
-    change = 0
-    x = m - 2
-    while x >= 0:
-        digits[x] += 1
-        change += 1
-        if digits[x] < m - x:
-            break
-        change -= digits[x]
-        digits[x] = 0
-        x -= 1
-    return change
-
-
-#: Groups to step through by successor moves rather than decode afresh.
+#: Groups to step through by counting rather than decode afresh (divisions).
 _STEP_GAP = 16
 
 
-@nb.njit(cache=True, nogil=True, inline="always")
-def _advance(seq, digits, m, step):
-    """Advance ``seq``/``digits`` by ``step`` (1 or 2) ranks; return the digit sum change.
-
-    Rank ``2k -> 2k + 2`` only changes the last three tokens two times in three (their
-    Lehmer digits are (d, 0, 0) with d < 2): one swap does it.
-    """
-    if step == 2 and m >= 3 and digits[m - 3] < 2:
-        if digits[m - 3] == 0:
-            seq[m - 3], seq[m - 2] = seq[m - 2], seq[m - 3]
-        else:
-            seq[m - 3], seq[m - 1] = seq[m - 1], seq[m - 3]
-        digits[m - 3] += 1
-        return 1
-    change = 0
-    for _ in range(step):
-        change += _next_permutation(seq, digits, m)
-    return change
-
-
 @nb.njit(cache=True, nogil=True)
-def expand_groups(table, frontier, lo, hi, dmod, n, ptr, adj, bipartite, need, fact, out):
+def expand_groups(table, lo, hi, value, n, ptr, adj, bipartite, need, fact, out):
     """Neighbours of the frontier states in ranks ``[lo, hi)`` that are not yet reached.
 
-    Reads only: a state is expanded when its frontier bit is set and its table entry is
-    ``dmod``. Writes into ``out`` the ranks of its neighbours: every UNSEEN one, and also
-    the reached ones that are far away (a move that shifts a token along the sequence
-    lands anywhere in the table, and reading the entry there costs more than letting the
-    merge, which reads it anyway, drop it); duplicates possible. Stops early when ``out``
-    could overflow; returns ``(count, next)``, where the states from ``next`` on are
-    still to be expanded (``next == hi`` when done).
+    Reads only: a state is expanded when its table entry is ``value``. Writes into ``out``
+    the ranks of its neighbours: every UNSEEN one, and also the reached ones that are far
+    away (a move that shifts a token along the sequence lands anywhere in the table, and
+    reading the entry there costs more than letting the merge, which reads it anyway, drop
+    it); duplicates possible. Stops early when ``out`` could overflow; returns
+    ``(count, next)``, where the states from ``next`` on are still to be expanded
+    (``next == hi`` when done).
 
-    Walks the frontier's set bits (skipping empty words). The token sequence of the
-    current group and its Lehmer digits are kept: a nearby later group is reached by
-    successor steps (amortised O(1) each), a far one is decoded afresh. A move to node
-    ``b +- 1`` keeps the sequence (same group); any other move shifts one token along the
-    sequence and its rank is updated from the digits in O(distance).
+    Only the Lehmer digits of the current group are kept (no token sequence): a nearby
+    later group is reached by counting, a far one is decoded afresh. A move to node
+    ``b +- 1`` keeps the sequence (same group); any other move shifts one token ``t``
+    along the sequence, from position ``i`` to ``j``, and the new rank is computed from
+    the digits alone in O(|i - j|): for ``x < i``, ``seq[x] < t`` iff
+    ``digits[x] <= digits[i] + #{x < z < i : seq[z] < t}``; for ``x > i``, ``seq[x] < t``
+    iff ``digits[x] < digits[i] - #{i < z < x : seq[z] < t}``.
+
+    The loop calls no helper that takes an array (numba would count references to it,
+    with atomic operations, on every call).
     """
     m = n - 1
-    seq = np.empty(m, dtype=np.int64)
-    digits = np.zeros(m, dtype=np.int64)
     step = 2 if bipartite else 1
     shift = step - 1  # rank // step, without a division
-    words = frontier.view(np.uint64)
-    current = np.int64(-1)
-    parity = 0
-    r = np.int64(0)
+    last = m - 1 - step  # last digit of the group counter
+    digits = np.zeros(m, dtype=np.int64)
+    words = table.view(np.uint64)
+    pat = pattern(value)
     count = 0
     room = out.shape[0] - ptr.shape[0]
     group = lo // n
     base = group * n
-    i = next_frontier_state(words, table, lo, hi, dmod)
-    while i < hi:
+    parity = _decode(group * step, digits, m, fact)
+    w = lo >> 5
+    end = (hi + 31) >> 5
+    found = match_word(words[w], pat) & ~((_ONE << np.uint64((lo & 31) << 1)) - _ONE)
+    while True:
+        while found == 0:
+            w += 1
+            if w >= end:
+                return count, hi
+            found = match_word(words[w], pat)
+        i = (w << 5) + (lowest_bit(found) >> 1)
+        if i >= hi:
+            return count, hi
         if count > room:
             return count, i
-        if i - base >= _STEP_GAP * n:  # far ahead: divide; near: step (no division)
+        found &= found - _ONE
+        if i - base >= _STEP_GAP * n:
             group = i // n
             base = group * n
-        while i - base >= n:
+            parity = _decode(group * step, digits, m, fact)
+        while i - base >= n:  # count one group on
             group += 1
             base += n
+            x = last
+            parity ^= 1
+            digits[x] += 1
+            while digits[x] == m - x:
+                digits[x] = 0
+                parity ^= (m - x + 1) & 1
+                x -= 1
+                digits[x] += 1
         b = i - base
-        if group != current:
-            if current >= 0 and group - current <= _STEP_GAP:
-                for _ in range(group - current):
-                    parity = (parity + _advance(seq, digits, m, step)) & 1
-            else:
-                rest = group * step
-                parity = _unrank_perm(rest, m, fact, seq)
-                for x in range(m):
-                    digits[x] = rest // fact[m - 1 - x]
-                    rest -= digits[x] * fact[m - 1 - x]
-            current = group
-            r = group * step
-        odd = bipartite and parity != need[b] and m >= 2
-        if odd:
-            seq[m - 2], seq[m - 1] = seq[m - 1], seq[m - 2]
-            digits[m - 2] = 1
-        rb = r + (1 if odd else 0)
+        rb = group * step
+        if bipartite and m >= 2:
+            odd = 1 if parity != need[b] else 0
+            digits[m - 2] = odd
+            rb += odd
         for e in range(ptr[b], ptr[b + 1]):
             u = adj[e]
             if u == b - 1 or u == b + 1:
                 j = base + u
-                if get2(table, j) == 3:
+                if get2(table, j) == UNSEEN:
                     out[count] = j
                     count += 1
-            else:
-                if u > b:
-                    r2 = _moved_rank(seq, digits, m, fact, u - 1, b, rb)
-                else:
-                    r2 = _moved_rank(seq, digits, m, fact, u, b - 1, rb)
-                out[count] = (r2 >> shift) * n + u
-                count += 1
-        if odd:
-            seq[m - 2], seq[m - 1] = seq[m - 1], seq[m - 2]
-            digits[m - 2] = 0
-        i = next_frontier_state(words, table, i + 1, hi, dmod)
-    return count, hi
+                continue
+            r = rb
+            if u > b:  # the token at position u - 1 moves to position b
+                src, dst = u - 1, b
+                t = digits[src]
+                below = 0
+                for x in range(src - 1, dst - 1, -1):
+                    d = digits[x]
+                    smaller = 1 if d <= t + below else 0
+                    below += smaller
+                    r += (d - 1 + smaller) * fact[m - 2 - x] - d * fact[m - 1 - x]
+                r += (t + below) * fact[m - 1 - dst] - t * fact[m - 1 - src]
+            else:  # the token at position u moves to position b - 1
+                src, dst = u, b - 1
+                t = digits[src]
+                k = t
+                for x in range(src + 1, dst + 1):
+                    d = digits[x]
+                    smaller = 1 if d < k else 0
+                    k -= smaller
+                    r += (d + 1 - smaller) * fact[m - x] - d * fact[m - 1 - x]
+                r += k * fact[m - 1 - dst] - t * fact[m - 1 - src]
+            out[count] = (r >> shift) * n + u
+            count += 1
 
 
 def needed_parity(neighbors, colouring, goal: State) -> np.ndarray:
@@ -342,11 +304,11 @@ class TokenIndex:
         _unrank_cells(np.int64(i), self.n, self.bipartite, self.need, self.fact, cells)
         return tuple(int(c) for c in cells)
 
-    def expand(self, table, frontier, lo: int, hi: int, dmod: int, out: np.ndarray) -> tuple[int, int]:
-        """Write neighbours of frontier states in ``[lo, hi)`` into ``out``: every UNSEEN one
-        (and maybe some reached ones, which the merge drops).
+    def expand(self, table, lo: int, hi: int, value: int, out: np.ndarray) -> tuple[int, int]:
+        """Write neighbours of the frontier states (entry ``value``) in ``[lo, hi)`` into
+        ``out``: every UNSEEN one (and maybe some reached ones, which the merge drops).
 
         Returns ``(count, next)``: the marks written, and where to continue (``hi`` when done).
         """
-        return expand_groups(table, frontier, lo, hi, dmod, self.n, self.ptr, self.adj,
+        return expand_groups(table, lo, hi, value, self.n, self.ptr, self.adj,
                              self.bipartite, self.need, self.fact, out)

@@ -19,8 +19,8 @@ Abstract state
     one (a group tile next to the region steps into it). Slot of a state:
     ``placement_rank * (n - k) + j`` where ``j`` numbers the region's lowest node among
     the free nodes in increasing order. Slots whose node is not the lowest of its region
-    are never reached. Memory of a build: 2 + 1 bits per slot (explore's table and
-    frontier), i.e. ``0.375 * (n - k)`` bytes per placement, plus the 1-byte result.
+    are never reached. Memory of a build: 2 bits per slot (explore's table), i.e.
+    ``0.25 * (n - k)`` bytes per placement, plus the 1-byte result.
 
 Masks are 64-bit, so graphs of at most 64 nodes.
 """
@@ -32,29 +32,12 @@ from math import perm
 from typing import Sequence
 
 import numba as nb
-from numba.core import types
-from numba.extending import intrinsic
 import numpy as np
 
-from ..explore.table import get2, lowest_bit, next_frontier_state
+from ..explore.table import get2, lowest_bit, match_word, next_in_layer, pattern, popcount
 
 MAX_NODES = 64
 _ONE = np.uint64(1)
-
-
-@intrinsic
-def _ctpop(typingctx, x):
-    """The CPU's population count of a uint64 (LLVM ``ctpop``)."""
-    def codegen(context, builder, signature, args):
-        return builder.ctpop(args[0])
-
-    return types.uint64(types.uint64), codegen
-
-
-@nb.njit(cache=True, nogil=True, inline="always")
-def popcount(x):
-    """Number of set bits of a uint64."""
-    return np.int64(_ctpop(x))
 
 
 @nb.njit(cache=True, nogil=True)
@@ -116,7 +99,7 @@ def slot_of(cells, k, n, blank, nbr):
 
 
 @nb.njit(cache=True, nogil=True)
-def expand_pattern(table, frontier, lo, hi, dmod, n, k, nbr, max_moves, out):
+def expand_pattern(table, lo, hi, value, n, k, nbr, max_moves, out):
     """Neighbours of the frontier slots in ``[lo, hi)`` (the explore engine's expand contract).
 
     For each state: its region by flood fill, then every group tile next to the region
@@ -128,10 +111,11 @@ def expand_pattern(table, frontier, lo, hi, dmod, n, k, nbr, max_moves, out):
     tile_at = np.full(n, -1, dtype=np.int64)
     count = 0
     room = out.shape[0] - max_moves
-    words = frontier.view(np.uint64)
+    words = table.view(np.uint64)
+    pat = pattern(value)
     i = lo - 1
     while True:
-        i = next_frontier_state(words, table, i + 1, hi, dmod)
+        i = next_in_layer(words, i + 1, hi, pat)
         if i >= hi:
             break
         if count > room:
@@ -168,18 +152,20 @@ def expand_pattern(table, frontier, lo, hi, dmod, n, k, nbr, max_moves, out):
 
 
 @nb.njit(cache=True, nogil=True)
-def record_layer(frontier, depth, nf, pdb):
-    """Give every placement with a slot in ``frontier`` the value ``depth`` if it has none (255).
+def record_layer(table, value, depth, nf, pdb):
+    """Give every placement with a slot whose entry is ``value`` (a complete layer) the
+    value ``depth`` if it has none (255).
 
     Called on layers in increasing depth, so each placement keeps its smallest depth.
     """
-    words = frontier.view(np.uint64)
+    words = table.view(np.uint64)
+    pat = pattern(value)
     for w in range(words.shape[0]):
-        word = words[w]
-        while word != 0:
-            b = lowest_bit(word)
-            word &= word - _ONE
-            p = ((w << 6) + b) // nf
+        m = match_word(words[w], pat)
+        while m != 0:
+            b = lowest_bit(m)
+            m &= m - _ONE
+            p = ((w << 5) + (b >> 1)) // nf
             if pdb[p] == 255:
                 pdb[p] = depth
 
@@ -239,9 +225,9 @@ class PatternSpace:
     def roots(self) -> list[int]:
         return [self.slot(self.goal)]
 
-    def expand(self, table, frontier, lo: int, hi: int, dmod: int, out: np.ndarray) -> tuple[int, int]:
+    def expand(self, table, lo: int, hi: int, value: int, out: np.ndarray) -> tuple[int, int]:
         """See :meth:`TokenIndex.expand <puzzlespace.families.token_index.TokenIndex.expand>`."""
-        return expand_pattern(table, frontier, lo, hi, dmod, self.n, self.k, self.nbr, self.max_degree, out)
+        return expand_pattern(table, lo, hi, value, self.n, self.k, self.nbr, self.max_degree, out)
 
 
 def pattern_distances(space: PatternSpace, *, threads: int | None = None, max_memory: int | None = None,
@@ -255,10 +241,10 @@ def pattern_distances(space: PatternSpace, *, threads: int | None = None, max_me
     pdb = np.full(space.placements, 255, dtype=np.uint8)
     nf = space.n - space.k
 
-    def on_layer(depth: int, frontier: np.ndarray) -> None:
+    def on_layer(depth: int, table: np.ndarray, value: int) -> None:
         if depth > 254:
             raise ValueError("a pattern distance exceeds 254 moves")
-        record_layer(frontier, depth, nf, pdb)
+        record_layer(table, value, depth, nf, pdb)
 
     layered_bfs(space, space.roots(), threads=threads, max_memory=max_memory, on_layer=on_layer,
                 progress=progress, extra_memory=pdb.nbytes)
