@@ -31,6 +31,7 @@ from .base import State
 
 MAX_NODES = 20
 _ONE = np.uint64(1)
+_LOW = np.uint64(0x5555555555555555)
 
 
 @nb.njit(cache=True, nogil=True)
@@ -144,7 +145,7 @@ _STEP_GAP = 16
 
 
 @nb.njit(cache=True, nogil=True)
-def expand_groups(table, lo, hi, value, n, ptr, adj, bipartite, need, fact, out):
+def expand_groups(table, lo, hi, value, n, sptr, sadj, next2, prev2, bipartite, need, fact, out):
     """Neighbours of the frontier states in ranks ``[lo, hi)`` that are not yet reached.
 
     Reads only: a state is expanded when its table entry is ``value``. Writes into ``out``
@@ -155,29 +156,42 @@ def expand_groups(table, lo, hi, value, n, ptr, adj, bipartite, need, fact, out)
     ``(count, next)``, where the states from ``next`` on are still to be expanded
     (``next == hi`` when done).
 
-    Only the Lehmer digits of the current group are kept (no token sequence): a nearby
-    later group is reached by counting, a far one is decoded afresh. A move to node
-    ``b +- 1`` keeps the sequence (same group); any other move shifts one token ``t``
-    along the sequence, from position ``i`` to ``j``, and the new rank is computed from
-    the digits alone in O(|i - j|): for ``x < i``, ``seq[x] < t`` iff
-    ``digits[x] <= digits[i] + #{x < z < i : seq[z] < t}``; for ``x > i``, ``seq[x] < t``
-    iff ``digits[x] < digits[i] - #{i < z < x : seq[z] < t}``.
+    Works a group at a time. The group's ``n`` entries are read as one ``2n``-bit field:
+    moves to node ``b +- 1`` keep the group, so all of them are two shifts and a mask
+    (``next2``/``prev2``: the nodes with such a move, at bit ``2b``), and only unreached
+    targets are listed. Every other move (``sptr``/``sadj``: per node, the moves that are
+    not to ``b +- 1``) shifts one token ``t`` along the sequence, from position ``i`` to
+    ``j``; the new rank is computed from the Lehmer digits alone in O(|i - j|): for
+    ``x < i``, ``seq[x] < t`` iff ``digits[x] <= digits[i] + #{x < z < i : seq[z] < t}``;
+    for ``x > i``, ``seq[x] < t`` iff ``digits[x] < digits[i] - #{i < z < x : seq[z] < t}``.
+    The change depends on the digits of positions ``i..j`` only, so it is kept per move
+    and reused while none of those digits changes (moves whose positions all lie before
+    the parity digit).
 
-    The loop calls no helper that takes an array (numba would count references to it,
-    with atomic operations, on every call).
+    Only the digits of the current group are kept (no token sequence): a nearby later
+    group is reached by counting (which changes digits ``last``, ``last - 1``, ... only),
+    a far one is decoded afresh. The loop calls no helper that takes an array: numba
+    would count references to it, with atomic operations, on every call.
     """
     m = n - 1
     step = 2 if bipartite else 1
-    shift = step - 1  # rank // step, without a division
-    last = m - 1 - step  # last digit of the group counter
+    shift = step - 1
+    last = m - 1 - step
     digits = np.zeros(m, dtype=np.int64)
+    changed_at = np.zeros(m, dtype=np.int64)  # group at which each digit last changed
+    kept_at = np.full(sadj.shape[0], -1, dtype=np.int64)
+    kept = np.zeros(sadj.shape[0], dtype=np.int64)
     words = table.view(np.uint64)
     pat = pattern(value)
     count = 0
-    room = out.shape[0] - ptr.shape[0]
+    room = out.shape[0] - 2 * n - sadj.shape[0]
     group = lo // n
     base = group * n
     parity = _decode(group * step, digits, m, fact)
+    for x in range(m):
+        changed_at[x] = group
+    span = np.uint64(2 * n)
+    keep2 = (_ONE << span) - _ONE
     w = lo >> 5
     end = (hi + 31) >> 5
     found = match_word(words[w], pat) & ~((_ONE << np.uint64((lo & 31) << 1)) - _ONE)
@@ -192,59 +206,91 @@ def expand_groups(table, lo, hi, value, n, ptr, adj, bipartite, need, fact, out)
             return count, hi
         if count > room:
             return count, i
-        found &= found - _ONE
         if i - base >= _STEP_GAP * n:
             group = i // n
             base = group * n
             parity = _decode(group * step, digits, m, fact)
-        while i - base >= n:  # count one group on
+            for x in range(m):
+                changed_at[x] = group
+        while i - base >= n:
             group += 1
             base += n
             x = last
             parity ^= 1
             digits[x] += 1
+            changed_at[x] = group
             while digits[x] == m - x:
                 digits[x] = 0
                 parity ^= (m - x + 1) & 1
                 x -= 1
                 digits[x] += 1
-        b = i - base
-        rb = group * step
-        if bipartite and m >= 2:
-            odd = 1 if parity != need[b] else 0
-            digits[m - 2] = odd
-            rb += odd
-        for e in range(ptr[b], ptr[b + 1]):
-            u = adj[e]
-            if u == b - 1 or u == b + 1:
-                j = base + u
-                if get2(table, j) == UNSEEN:
-                    out[count] = j
-                    count += 1
-                continue
-            r = rb
-            if u > b:  # the token at position u - 1 moves to position b
-                src, dst = u - 1, b
-                t = digits[src]
-                below = 0
-                for x in range(src - 1, dst - 1, -1):
-                    d = digits[x]
-                    smaller = 1 if d <= t + below else 0
-                    below += smaller
-                    r += (d - 1 + smaller) * fact[m - 2 - x] - d * fact[m - 1 - x]
-                r += (t + below) * fact[m - 1 - dst] - t * fact[m - 1 - src]
-            else:  # the token at position u moves to position b - 1
-                src, dst = u, b - 1
-                t = digits[src]
-                k = t
-                for x in range(src + 1, dst + 1):
-                    d = digits[x]
-                    smaller = 1 if d < k else 0
-                    k -= smaller
-                    r += (d + 1 - smaller) * fact[m - x] - d * fact[m - 1 - x]
-                r += k * fact[m - 1 - dst] - t * fact[m - 1 - src]
-            out[count] = (r >> shift) * n + u
+                changed_at[x] = group
+        # the group's entries as 2n bits
+        off = base << 1
+        wi = off >> 6
+        sh = np.uint64(off & 63)
+        bits = words[wi] >> sh
+        if (off & 63) + 2 * n > 64:
+            bits |= words[wi + 1] << (np.uint64(64) - sh)
+        bits &= keep2
+        f2 = match_word(bits, pat) & keep2
+        if base < lo:
+            f2 &= ~((_ONE << np.uint64((lo - base) << 1)) - _ONE)
+        if base + n > hi:
+            f2 &= (_ONE << np.uint64((hi - base) << 1)) - _ONE
+        u2 = bits & (bits >> _ONE) & _LOW
+        h2 = (((f2 & next2) << np.uint64(2)) | ((f2 & prev2) >> np.uint64(2))) & u2
+        while h2 != 0:
+            out[count] = base + (lowest_bit(h2) >> 1)
             count += 1
+            h2 &= h2 - _ONE
+        while f2 != 0:
+            b = lowest_bit(f2) >> 1
+            f2 &= f2 - _ONE
+            rb = group * step
+            if bipartite and m >= 2:
+                odd = 1 if parity != need[b] else 0
+                digits[m - 2] = odd
+                rb += odd
+            for e in range(sptr[b], sptr[b + 1]):
+                u = sadj[e]
+                if u > b:
+                    src, dst, top = u - 1, b, u - 1
+                else:
+                    src, dst, top = u, b - 1, b - 1
+                if top <= last and kept_at[e] >= changed_at[top]:
+                    out[count] = ((rb + kept[e]) >> shift) * n + u
+                    count += 1
+                    continue
+                t = digits[src]
+                r = 0
+                if u > b:
+                    below = 0
+                    for x in range(src - 1, dst - 1, -1):
+                        d = digits[x]
+                        smaller = 1 if d <= t + below else 0
+                        below += smaller
+                        r += (d - 1 + smaller) * fact[m - 2 - x] - d * fact[m - 1 - x]
+                    r += (t + below) * fact[m - 1 - dst] - t * fact[m - 1 - src]
+                else:
+                    k = t
+                    for x in range(src + 1, dst + 1):
+                        d = digits[x]
+                        smaller = 1 if d < k else 0
+                        k -= smaller
+                        r += (d + 1 - smaller) * fact[m - x] - d * fact[m - 1 - x]
+                    r += k * fact[m - 1 - dst] - t * fact[m - 1 - src]
+                kept[e] = r
+                kept_at[e] = group
+                out[count] = ((rb + r) >> shift) * n + u
+                count += 1
+        # go on after the group
+        nxt = base + n
+        w = nxt >> 5
+        if w >= end:
+            return count, hi
+        found = match_word(words[w], pat) & ~((_ONE << np.uint64((nxt & 31) << 1)) - _ONE)
+
 
 
 def needed_parity(neighbors, colouring, goal: State) -> np.ndarray:
@@ -289,6 +335,12 @@ class TokenIndex:
         self.ptr = np.zeros(n + 1, dtype=np.int64)
         self.ptr[1:] = np.cumsum([len(a) for a in g.neighbors])
         self.adj = np.array([v for a in g.neighbors for v in a], dtype=np.int64)
+        shifts = [[u for u in a if abs(u - b) != 1] for b, a in enumerate(g.neighbors)]
+        self.sptr = np.zeros(n + 1, dtype=np.int64)
+        self.sptr[1:] = np.cumsum([len(a) for a in shifts])
+        self.sadj = np.array([u for a in shifts for u in a] or [0], dtype=np.int64)
+        self.next2 = np.uint64(sum(1 << (2 * b) for b in range(n - 1) if b + 1 in g.neighbors[b]))
+        self.prev2 = np.uint64(sum(1 << (2 * b) for b in range(1, n) if b - 1 in g.neighbors[b]))
         self.need = needed_parity(g.neighbors, g.colouring, puzzle.goal) if self.bipartite else np.zeros(n, np.int64)
         self.size = n * (factorial(n - 1) // (2 if self.bipartite else 1))
         self.minimal = puzzle.reachable_count() == self.size
@@ -310,5 +362,5 @@ class TokenIndex:
 
         Returns ``(count, next)``: the marks written, and where to continue (``hi`` when done).
         """
-        return expand_groups(table, lo, hi, value, self.n, self.ptr, self.adj,
+        return expand_groups(table, lo, hi, value, self.n, self.sptr, self.sadj, self.next2, self.prev2,
                              self.bipartite, self.need, self.fact, out)
