@@ -118,8 +118,11 @@ def match_word(word, pat):
 def next_in_layer(words, i, hi, pat):
     """Smallest state in ``[i, hi)`` whose entry is the value of ``pat``, or ``hi``.
 
-    ``words`` is the table's uint64 view. The walk every expansion kernel makes over its
-    chunk (``pat``: the frontier value); skips 32 entries per word.
+    ``words`` is the table's uint64 view, ``pat`` the value in every entry
+    (:func:`pattern`); skips 32 entries per word. The walk of the flip and pattern
+    kernels. The token kernel, whose per-state work is small, writes the walk out instead:
+    numba counts references to an array passed to a helper with a loop, atomically, on
+    every call, which doubles the cost of the walk (3.5 against 8 ns per state).
     """
     if i >= hi:
         return hi
