@@ -37,7 +37,7 @@ from .table import close_layer, collect_layer, copy_layer, layer_value, merge_ma
 #: Chunks per worker thread and layer (load balance against per-call overhead).
 CHUNKS_PER_THREAD = 8
 #: Marks one expansion call may write before it returns to have them merged.
-MARK_BUFFER = 1 << 19
+MARK_BUFFER = 1 << 18
 
 
 @dataclass
@@ -215,9 +215,10 @@ def run_layers(index, table, depth: int, threads: int, progress=None,
     its value). ``progress(depth, chunks done, chunks, states of the layer so far)``.
     """
     chunks = chunk_spans(index.size, index.group * 64, CHUNKS_PER_THREAD * threads)
+    buffers = [np.empty(MARK_BUFFER, dtype=np.int64) for _ in range(2 * threads)]
     with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="puzzlespace-bfs") as pool:
         while True:
-            added = _expand_layer(pool, index, table, chunks, depth, threads, progress)
+            added = _expand_layer(pool, index, table, chunks, depth, buffers, progress)
             if added == 0:
                 return
             old = layer_value(depth)
@@ -261,7 +262,7 @@ def _save(out, puzzle, goal, index, depth, counts, table, tablebase, seconds) ->
     checkpoint.save(out, manifest, table, tablebase)
 
 
-def _expand_layer(pool, index, table, chunks, depth, threads, progress) -> int:
+def _expand_layer(pool, index, table, chunks, depth, buffers, progress) -> int:
     """Expand every chunk of layer ``depth``; merge the marks as they come; return states added.
 
     Worker threads expand chunks (or the rest of one, when a buffer fills up) into mark
@@ -270,7 +271,7 @@ def _expand_layer(pool, index, table, chunks, depth, threads, progress) -> int:
     thread writes the table, so no atomic operation is needed.
     """
     frontier, new = layer_value(depth), layer_value(depth + 1)
-    free_buffers = [np.empty(MARK_BUFFER, dtype=np.int64) for _ in range(2 * threads)]
+    free_buffers = list(buffers)
     pending: dict = {}
     todo = list(reversed(chunks))
     added = done = 0
