@@ -113,8 +113,8 @@ TARGETS = {
     "3x3": (1.0, None),
 }
 
-#: Design figure of the engine: 2 bits of table + 1 transient frontier bit per rank.
-ENGINE_BITS_PER_RANK = 3
+#: Design figure of the engine: a 2-bit table per rank (no frontier bitmap).
+ENGINE_BITS_PER_RANK = 2
 
 
 # --------------------------------------------------------------------------- output
@@ -670,7 +670,7 @@ def _main(args, csv_path: Path, log_path: Path, k4: int, samples: int, base3_run
     print("  the 4x3 prefix row: expanded states of the prefix / its seconds, allocation and scans included);")
     print("  states/s/core: divided by the threads the engine reports (the baseline: 1);")
     print(f"  table B/state: ranks x bits per rank / 8 / states: the engine's design figure {ENGINE_BITS_PER_RANK} bits "
-          "(2 bits depth mod 3 + 1 transient frontier bit), the baseline's 1 byte; mark buffers and the interpreter "
+          "(a 2-bit table: unreached, closed, frontier, next layer), the baseline's 1 byte; mark buffers and the interpreter "
           "are not in it (they are in peak RSS);")
     print("  vs baseline: (time) = baseline seconds / case seconds on the same puzzle (3x3: the measured in-process "
           "baseline; 4x3, 6x2: the extrapolated baseline);")
