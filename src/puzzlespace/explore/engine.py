@@ -37,7 +37,7 @@ from .table import close_layer, collect_layer, copy_layer, layer_value, merge_ma
 #: Chunks per worker thread and layer (load balance against per-call overhead).
 CHUNKS_PER_THREAD = 8
 #: Marks one expansion call may write before it returns to have them merged.
-MARK_BUFFER = 1 << 18
+MARK_BUFFER = 1 << 17
 
 
 @dataclass
