@@ -145,7 +145,7 @@ _STEP_GAP = 16
 
 
 @nb.njit(cache=True, nogil=True)
-def expand_groups(table, lo, hi, value, n, sptr, sadj, next2, prev2, bipartite, need, fact, out):
+def expand_groups(table, lo, hi, value, n, sptr, sadj, next2, prev2, bipartite, need, fact, table_at, changes, out):
     """Neighbours of the frontier states in ranks ``[lo, hi)`` that are not yet reached.
 
     Reads only: a state is expanded when its table entry is ``value``. Writes into ``out``
@@ -164,9 +164,10 @@ def expand_groups(table, lo, hi, value, n, sptr, sadj, next2, prev2, bipartite, 
     ``j``; the new rank is computed from the Lehmer digits alone in O(|i - j|): for
     ``x < i``, ``seq[x] < t`` iff ``digits[x] <= digits[i] + #{x < z < i : seq[z] < t}``;
     for ``x > i``, ``seq[x] < t`` iff ``digits[x] < digits[i] - #{i < z < x : seq[z] < t}``.
-    The change depends on the digits of positions ``i..j`` only, so it is kept per move
-    and reused while none of those digits changes (moves whose positions all lie before
-    the parity digit).
+    The change depends on the digits of positions ``i..j`` only. For windows near the end
+    of the sequence (whose digits change every few groups) it is read from a table
+    indexed by those digits (``table_at``/``changes``, see :func:`rank_change_tables`);
+    for the others it is kept per move and reused while none of those digits changes.
 
     Only the digits of the current group are kept (no token sequence): a nearby later
     group is reached by counting (which changes digits ``last``, ``last - 1``, ... only),
@@ -258,6 +259,13 @@ def expand_groups(table, lo, hi, value, n, sptr, sadj, next2, prev2, bipartite, 
                     src, dst, top = u - 1, b, u - 1
                 else:
                     src, dst, top = u, b - 1, b - 1
+                if table_at[e] >= 0:  # a window near the end: read the change
+                    idx = 0
+                    for x in range(min(src, dst), top + 1):
+                        idx = idx * (m - x) + digits[x]
+                    out[count] = ((rb + changes[table_at[e] + idx]) >> shift) * n + u
+                    count += 1
+                    continue
                 if top <= last and kept_at[e] >= changed_at[top]:
                     out[count] = ((rb + kept[e]) >> shift) * n + u
                     count += 1
@@ -291,6 +299,67 @@ def expand_groups(table, lo, hi, value, n, sptr, sadj, next2, prev2, bipartite, 
             return count, hi
         found = match_word(words[w], pat) & ~((_ONE << np.uint64((nxt & 31) << 1)) - _ONE)
 
+
+
+@nb.njit(cache=True)
+def _fill_changes(m, src, dst, fact, out):
+    """``out[idx]``: the rank change when the token at sequence position ``src`` moves to
+    ``dst``, for the Lehmer digits of positions ``min..max(src, dst)`` whose Horner index
+    (digit ``x`` in radix ``m - x``) is ``idx``.
+
+    Computed the plain way, independently of :func:`expand_groups`: a sequence with those
+    digits (the others 0) is decoded, the token moved, and the result ranked afresh. The
+    change does not depend on the other digits.
+    """
+    lo, hi = min(src, dst), max(src, dst)
+    seq = np.empty(m, dtype=np.int64)
+    for idx in range(out.shape[0]):
+        rest = idx
+        r = 0
+        for x in range(hi, lo - 1, -1):
+            r += (rest % (m - x)) * fact[m - 1 - x]
+            rest //= m - x
+        _unrank_perm(r, m, fact, seq)
+        t = seq[src]
+        if dst < src:
+            seq[dst + 1 : src + 1] = seq[dst:src].copy()
+        else:
+            seq[src:dst] = seq[src + 1 : dst + 1].copy()
+        seq[dst] = t
+        out[idx] = _rank_perm(seq, m, fact) - r
+
+
+#: Most entries of one rank-change table (8 bytes each).
+CHANGE_TABLE_LIMIT = 1 << 16
+
+
+def rank_change_tables(n, sptr, sadj, bipartite, fact):
+    """Tables of rank changes for the shift moves whose window ends within three digits
+    of the group counter's last digit (their digits change every few groups, so a kept
+    change is rarely reused) and has at most ``CHANGE_TABLE_LIMIT`` digit tuples.
+
+    Returns ``(table_at, changes)``: ``table_at[e]`` is the offset of move ``e``'s table
+    in ``changes``, or -1 for moves without one.
+    """
+    m = n - 1
+    last = m - 1 - (2 if bipartite else 1)
+    table_at = np.full(max(len(sadj), 1), -1, dtype=np.int64)
+    tables = []
+    offset = 0
+    for b in range(n):
+        for e in range(sptr[b], sptr[b + 1]):
+            u = int(sadj[e])
+            src, dst = (u - 1, b) if u > b else (u, b - 1)
+            lo, top = min(src, dst), max(src, dst)
+            size = int(np.prod([m - x for x in range(lo, top + 1)]))
+            if top < last - 2 or size > CHANGE_TABLE_LIMIT:
+                continue
+            changes = np.empty(size, dtype=np.int64)
+            _fill_changes(m, src, dst, fact, changes)
+            table_at[e] = offset
+            offset += size
+            tables.append(changes)
+    return table_at, (np.concatenate(tables) if tables else np.zeros(1, dtype=np.int64))
 
 
 def needed_parity(neighbors, colouring, goal: State) -> np.ndarray:
@@ -341,6 +410,7 @@ class TokenIndex:
         self.sadj = np.array([u for a in shifts for u in a] or [0], dtype=np.int64)
         self.next2 = np.uint64(sum(1 << (2 * b) for b in range(n - 1) if b + 1 in g.neighbors[b]))
         self.prev2 = np.uint64(sum(1 << (2 * b) for b in range(1, n) if b - 1 in g.neighbors[b]))
+        self.table_at, self.changes = rank_change_tables(n, self.sptr, self.sadj, self.bipartite, self.fact)
         self.need = needed_parity(g.neighbors, g.colouring, puzzle.goal) if self.bipartite else np.zeros(n, np.int64)
         self.size = n * (factorial(n - 1) // (2 if self.bipartite else 1))
         self.minimal = puzzle.reachable_count() == self.size
@@ -363,4 +433,4 @@ class TokenIndex:
         Returns ``(count, next)``: the marks written, and where to continue (``hi`` when done).
         """
         return expand_groups(table, lo, hi, value, self.n, self.sptr, self.sadj, self.next2, self.prev2,
-                             self.bipartite, self.need, self.fact, out)
+                             self.bipartite, self.need, self.fact, self.table_at, self.changes, out)
