@@ -65,7 +65,7 @@ def test_fast_expansion_matches_reference(name, seed, value):
     fast = np.empty((hi - lo + 2 * ix.n) * ix.max_degree + len(ix.sadj), dtype=np.int64)
     ref = np.empty_like(fast)
     every = np.empty_like(fast)
-    c1, nxt = ix.expand(table, lo, hi, value, fast)
+    c1, nxt = ix.expand(table, lo, hi, value, np.ones(ix.size // 65536 + 2, dtype=np.uint8), fast)
     args = (table, lo, hi, value, ix.n, ix.ptr, ix.adj, ix.bipartite, ix.need, ix.fact)
     c2 = ti.expand_groups_reference(*args, ref, True)
     c3 = ti.expand_groups_reference(*args, every, False)
@@ -301,7 +301,7 @@ def test_fast_flip_expansion_matches_reference(name, seed, value):
     hi = min(ix.size, lo + int(rng.integers(1, 3000)))
     fast = np.empty((hi - lo) * ix.max_degree + ix.max_degree + 1, dtype=np.int64)
     ref = np.empty_like(fast)
-    c1, nxt = ix.expand(table, lo, hi, value, fast)
+    c1, nxt = ix.expand(table, lo, hi, value, np.ones(ix.size // 65536 + 2, dtype=np.uint8), fast)
     c2 = fi.expand_flip_reference(table, lo, hi, value, ix.orbit_cells, ix.orbit_len, ix.pat2dig,
                                   ix.dig2pat, ix.radix, ix.mult, ix.src, ix.flip, ref)
     assert nxt == hi and sorted(fast[:c1]) == sorted(ref[:c2])
@@ -347,18 +347,41 @@ def test_table_primitives_match_plain_python(size, seed, value):
     assert (written, total, list(out[:written])) == (len(want), len(want), want)
     assert [tb2.nth_in_layer(table, size, value, k) for k in range(len(want) + 1)] == want + [-1]
     lo = int(rng.integers(0, size + 1))
-    assert tb2.next_in_layer(table.view(np.uint64), lo, size, np.uint64(tb2.pattern(value))) == next(
+    every = np.ones_like(tb2.new_blocks(size))
+    assert tb2.next_in_layer(table.view(np.uint64), lo, size, np.uint64(tb2.pattern(value)), every) == next(
         (i for i in want if i >= lo), size)
 
     marks = rng.integers(0, size, 50)
     merged = table.copy()
-    added = tb2.merge_marks(merged, marks, len(marks), 3 - value)
+    touched = tb2.new_blocks(size)
+    added = tb2.merge_marks(merged, marks, len(marks), 3 - value, touched)
     fresh = {int(i) for i in marks if entries[i] == tb2.UNSEEN}
     assert added == len(fresh)
+    assert list(touched) == [1 if any(i >> tb2.BLOCK_BITS == k for i in fresh) else 0 for k in range(len(touched))]
     assert [tb2.get2(merged, i) for i in range(size)] == [3 - value if i in fresh else e for i, e in enumerate(entries)]
 
     tablebase = tb2.new_table(size)
     tb2.copy_layer(table, 0, size, value, tablebase, 0)
     assert [tb2.get2(tablebase, i) for i in range(size)] == [0 if e == value else 3 for e in entries]
-    tb2.close_layer(table, 0, size, value)
+    tb2.close_layer(table, 0, size, value, every)
     assert [tb2.get2(table, i) for i in range(size)] == [tb2.CLOSED if e == value else e for e in entries]
+
+
+@pytest.mark.parametrize("name", ["3x3", "jump:9:1,3", "flip:5x5", "6x2"])
+def test_expansion_skips_only_blocks_without_frontier_states(name):
+    """Clear the frontier from some blocks and their flags: the same marks as with every flag set."""
+    from puzzlespace.explore.table import BLOCK_BITS, new_blocks
+
+    ix = ps.load_puzzle(name).state_index()
+    rng = np.random.default_rng(7)
+    size = min(ix.size, 6 << BLOCK_BITS)
+    table = rng.integers(0, 256, len(new_table(ix.size)), dtype=np.uint8)
+    blocks = np.ones_like(new_blocks(ix.size))
+    block_bytes = (1 << BLOCK_BITS) // 4
+    for k in range(0, (size >> BLOCK_BITS) + 1, 2):
+        table[k * block_bytes:(k + 1) * block_bytes] = 0  # all CLOSED: no frontier state
+        blocks[k] = 0
+    out = [np.empty(size * ix.max_degree + 1000, dtype=np.int64) for _ in range(2)]
+    c1, n1 = ix.expand(table, 0, size, 1, blocks, out[0])
+    c2, n2 = ix.expand(table, 0, size, 1, np.ones_like(blocks), out[1])
+    assert (c1, n1) == (c2, n2) and c1 > 0 and np.array_equal(out[0][:c1], out[1][:c2])

@@ -2,7 +2,7 @@
 
 The engine knows nothing of any family: it needs a *state index* (``puzzle.state_index()``)
 with ``size``, ``group`` (ranks per chunk alignment), ``max_degree``, ``rank``,
-``unrank`` and ``expand(table, lo, hi, frontier_value, out) -> (count, next)``, a
+``unrank`` and ``expand(table, lo, hi, frontier_value, blocks, out) -> (count, next)``, a
 compiled, read-only function of (table snapshot, chunk of ranks) that lists the
 neighbours of the chunk's frontier states (all unreached ones; reached ones may be
 listed too, the merge drops them), stopping when its buffer is full
@@ -13,7 +13,9 @@ the same split lets a distributed engine run chunks elsewhere.
 Table: 2 bits per state, nothing else per state (:mod:`.table`): unreached, closed, or the
 value of the frontier or of the next layer. Expansion reads the frontier's entries; the
 merge turns unreached entries of the marks into the next layer's value; when the layer is
-complete, the old frontier is closed (in parallel, by chunk). Memory per state: 2 bits.
+complete, the old frontier is closed (in parallel, by chunk). Block flags (one byte per
+65,536 states) mark where the frontier may be, so small layers skip the rest of the
+table. Memory per state: 2 bits.
 A tablebase (depth mod 3) is recorded, when asked for, in a second 2-bit table.
 """
 
@@ -32,7 +34,8 @@ from ..errors import PuzzleError
 from ..families.base import Puzzle, State
 from . import checkpoint
 from .resources import available_memory, free_disk, human, peak_rss
-from .table import close_layer, collect_layer, copy_layer, layer_value, merge_marks, new_table, set2
+from .table import (BLOCK_BITS, close_layer, collect_layer, copy_layer, layer_value, merge_marks, new_blocks,
+                    new_table, set2)
 
 #: Chunks per worker thread and layer (load balance against per-call overhead).
 CHUNKS_PER_THREAD = 8
@@ -181,7 +184,12 @@ def explore(
         if tablebase is not None:
             copy_layer(table, 0, size, layer_value(d), tablebase, d % 3)
 
-    layers = run_layers(index, table, depth, threads, report, on_layer=record)
+    blocks = new_blocks(size)
+    if resume:
+        blocks[:] = 1
+    else:
+        blocks[g >> BLOCK_BITS] = 1
+    layers = run_layers(index, table, depth, threads, report, on_layer=record, blocks=blocks)
     while stop_at_depth is None or depth < stop_at_depth:
         added = next(layers, 0)
         if added == 0:
@@ -205,7 +213,8 @@ def explore(
 
 
 def run_layers(index, table, depth: int, threads: int, progress=None,
-               on_layer: Callable[[int, np.ndarray], None] | None = None) -> Iterator[int]:
+               on_layer: Callable[[int, np.ndarray], None] | None = None,
+               blocks: np.ndarray | None = None) -> Iterator[int]:
     """Expand layer after layer, starting from the complete layer ``depth`` of ``table``
     (its states hold ``layer_value(depth)``, every other reached state is CLOSED).
 
@@ -213,16 +222,22 @@ def run_layers(index, table, depth: int, threads: int, progress=None,
     that layer as its frontier value and every earlier state CLOSED. Before yielding it
     calls ``on_layer(new depth, table)``. Ends when a layer is empty (the last layer keeps
     its value). ``progress(depth, chunks done, chunks, states of the layer so far)``.
+    ``blocks``: flags of the blocks that may hold layer ``depth`` (default: all).
     """
     chunks = chunk_spans(index.size, index.group * 64, CHUNKS_PER_THREAD * threads)
     buffers = [np.empty(MARK_BUFFER, dtype=np.int64) for _ in range(2 * threads)]
+    if blocks is None:
+        blocks = np.ones_like(new_blocks(index.size))
+    following = np.zeros_like(blocks)
     with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="puzzlespace-bfs") as pool:
         while True:
-            added = _expand_layer(pool, index, table, chunks, depth, buffers, progress)
+            added = _expand_layer(pool, index, table, chunks, depth, buffers, blocks, following, progress)
             if added == 0:
                 return
-            old = layer_value(depth)
-            list(pool.map(lambda span: close_layer(table, span[0], span[1], old), chunks))
+            old, flags = layer_value(depth), blocks
+            list(pool.map(lambda span: close_layer(table, span[0], span[1], old, flags), chunks))
+            blocks, following = following, blocks
+            following[:] = 0
             depth += 1
             if on_layer:
                 on_layer(depth, table)
@@ -244,14 +259,15 @@ def layered_bfs(index, roots, *, threads: int | None = None, max_memory: int | N
     threads = threads or os.cpu_count() or 1
     need = plan(index, threads, False)
     check_resources(Plan(need.memory + extra_memory, 0), max_memory, None)
-    table = new_table(index.size)
+    table, blocks = new_table(index.size), new_blocks(index.size)
     for r in roots:
         set2(table, int(r), layer_value(0))
+        blocks[int(r) >> BLOCK_BITS] = 1
     counts = [len(set(roots))]
     report = on_layer and (lambda d, t: on_layer(d, t, layer_value(d)))
     if report:
         report(0, table)
-    for added in run_layers(index, table, 0, threads, progress, on_layer=report):
+    for added in run_layers(index, table, 0, threads, progress, on_layer=report, blocks=blocks):
         counts.append(added)
     return counts
 
@@ -262,13 +278,14 @@ def _save(out, puzzle, goal, index, depth, counts, table, tablebase, seconds) ->
     checkpoint.save(out, manifest, table, tablebase)
 
 
-def _expand_layer(pool, index, table, chunks, depth, buffers, progress) -> int:
+def _expand_layer(pool, index, table, chunks, depth, buffers, blocks, following, progress) -> int:
     """Expand every chunk of layer ``depth``; merge the marks as they come; return states added.
 
     Worker threads expand chunks (or the rest of one, when a buffer fills up) into mark
     buffers; this thread merges each buffer as it comes back and hands it out again, so
     merging (memory-bound: marks land anywhere in the table) overlaps expansion. One
-    thread writes the table, so no atomic operation is needed.
+    thread writes the table, so no atomic operation is needed. ``blocks`` cover the
+    layer; the merge sets ``following`` for the blocks of the new states.
     """
     frontier, new = layer_value(depth), layer_value(depth + 1)
     free_buffers = list(buffers)
@@ -277,7 +294,7 @@ def _expand_layer(pool, index, table, chunks, depth, buffers, progress) -> int:
     added = done = 0
 
     def submit(lo: int, hi: int, buf: np.ndarray) -> None:
-        pending[pool.submit(index.expand, table, lo, hi, frontier, buf)] = (buf, hi)
+        pending[pool.submit(index.expand, table, lo, hi, frontier, blocks, buf)] = (buf, hi)
 
     while free_buffers and todo:
         submit(*todo.pop(), free_buffers.pop())
@@ -286,7 +303,7 @@ def _expand_layer(pool, index, table, chunks, depth, buffers, progress) -> int:
         for fut in finished:
             buf, hi = pending.pop(fut)
             count, nxt = fut.result()
-            added += int(merge_marks(table, buf, count, new))
+            added += int(merge_marks(table, buf, count, new, following))
             if nxt < hi:
                 submit(nxt, hi, buf)
                 continue

@@ -15,6 +15,11 @@ alone tells the frontier apart, with no extra bit. Memory per state: 2 bits (0.2
 
 Entries are read in 64-bit words of 32 entries: :func:`match_word` gives, at bit ``2k``,
 whether entry ``k`` holds a value; tables are padded to whole words (padding is UNSEEN).
+
+*Block flags* (one byte per ``2**BLOCK_BITS`` states, :func:`new_blocks`) say which blocks
+may hold states of a layer: a flag may be set for a block without such states, never the
+other way round. Walks skip the blocks whose flag is clear, so a layer of few states does
+not cost a pass over the whole table.
 """
 
 from __future__ import annotations
@@ -27,8 +32,12 @@ import numpy as np
 
 UNSEEN = 3
 CLOSED = 0
+#: States per block flag: 2**16 (16 KiB of table, 2,048 words).
+BLOCK_BITS = 16
+_BLOCK_WORD_BITS = BLOCK_BITS - 5
 _LOW = np.uint64(0x5555555555555555)
 _ONE = np.uint64(1)
+_ZERO = np.uint64(0)
 
 
 def layer_value(depth: int) -> int:
@@ -39,6 +48,11 @@ def layer_value(depth: int) -> int:
 def new_table(size: int) -> np.ndarray:
     """A table of ``size`` 2-bit entries, all UNSEEN, padded to whole 64-bit words."""
     return np.full(((size + 31) // 32) * 8, 0xFF, dtype=np.uint8)
+
+
+def new_blocks(size: int) -> np.ndarray:
+    """Block flags for a table of ``size`` states, all clear."""
+    return np.zeros(((size - 1) >> BLOCK_BITS) + 2, dtype=np.uint8)
 
 
 @intrinsic
@@ -96,14 +110,33 @@ def match_word(word, pat):
 
 
 @nb.njit(cache=True, nogil=True, inline="always")
-def next_in_layer(words, i, hi, pat):
+def next_word(words, w, end, pat, blocks):
+    """The next word after ``w`` (before ``end``) that may hold entries of the value of
+    ``pat``, skipping blocks whose flag is clear; ``(word, match)``, ``(end, 0)`` if none."""
+    w += 1
+    while w < end:
+        if w & ((1 << _BLOCK_WORD_BITS) - 1) == 0:
+            while w < end and blocks[w >> _BLOCK_WORD_BITS] == 0:
+                w += 1 << _BLOCK_WORD_BITS
+            if w >= end:
+                break
+        m = match_word(words[w], pat)
+        if m != 0:
+            return w, m
+        w += 1
+    return end, _ZERO
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def next_in_layer(words, i, hi, pat, blocks):
     """Smallest state in ``[i, hi)`` whose entry is the value of ``pat``, or ``hi``.
 
     ``words`` is the table's uint64 view, ``pat`` the value in every entry
-    (:func:`pattern`); skips 32 entries per word. The walk of the flip and pattern
-    kernels. The token kernel, whose per-state work is small, writes the walk out instead:
-    numba counts references to an array passed to a helper with a loop, atomically, on
-    every call, which doubles the cost of the walk (3.5 against 8 ns per state).
+    (:func:`pattern`), ``blocks`` flags that cover the layer; skips 32 entries per word
+    and whole blocks whose flag is clear. The walk of the flip and pattern kernels. The
+    token kernel, whose per-state work is small, writes the walk out instead: numba
+    counts references to an array passed to a helper with a loop, atomically, on every
+    call, which doubles the cost of the walk (3.5 against 8 ns per state).
     """
     if i >= hi:
         return hi
@@ -112,20 +145,17 @@ def next_in_layer(words, i, hi, pat):
     if m != 0:
         j = i + (lowest_bit(m) >> 1)
         return j if j < hi else hi
-    end = (hi + 31) >> 5
-    w += 1
-    while w < end:
-        m = match_word(words[w], pat)
-        if m != 0:
-            j = (w << 5) + (lowest_bit(m) >> 1)
-            return j if j < hi else hi
-        w += 1
-    return hi
+    w, m = next_word(words, w, (hi + 31) >> 5, pat, blocks)
+    if m == 0:
+        return hi
+    j = (w << 5) + (lowest_bit(m) >> 1)
+    return j if j < hi else hi
 
 
 @nb.njit(cache=True, nogil=True)
-def merge_marks(table, marks, count, value):
-    """Set every UNSEEN state in ``marks[:count]`` to ``value``.
+def merge_marks(table, marks, count, value, blocks):
+    """Set every UNSEEN state in ``marks[:count]`` to ``value``, and the flags of their
+    blocks in ``blocks``.
 
     Returns the number of states newly set (duplicates in ``marks`` count once). No branch
     on the entry: about half the marks are already reached, a branch on it would be
@@ -139,23 +169,28 @@ def merge_marks(table, marks, count, value):
         s = (i & 3) << 1
         unseen = np.int64(((byte >> s) & 3) == UNSEEN)
         table[k] = np.uint8(byte ^ (unseen * ((UNSEEN ^ value) << s)))
+        blocks[i >> BLOCK_BITS] |= np.uint8(unseen)
         added += unseen
     return added
 
 
 @nb.njit(cache=True, nogil=True)
-def close_layer(table, lo, hi, value):
-    """Set the entries equal to ``value`` in states ``[lo, hi)`` to CLOSED.
+def close_layer(table, lo, hi, value, blocks):
+    """Set the entries equal to ``value`` in states ``[lo, hi)`` to CLOSED, in the blocks
+    whose flag is set (``blocks`` covers the layer).
 
     ``lo`` is a multiple of 32; entries of the last word past ``hi`` are padding or
     belong to the next span, which is closed with the same value anyway.
     """
     words = table.view(np.uint64)
     pat = pattern(value)
-    for w in range(lo >> 5, (hi + 31) >> 5):
-        m = match_word(words[w], pat)
-        if m != 0:
-            words[w] &= ~(m | (m << _ONE))
+    end = (hi + 31) >> 5
+    w = (lo >> 5) - 1
+    while True:
+        w, m = next_word(words, w, end, pat, blocks)
+        if m == 0:
+            return
+        words[w] &= ~(m | (m << _ONE))
 
 
 @nb.njit(cache=True, nogil=True)
@@ -178,15 +213,16 @@ def collect_layer(table, lo, hi, value, out):
     in increasing order; return ``(written, total)``."""
     words = table.view(np.uint64)
     pat = pattern(value)
+    every = np.ones(((hi - 1) >> BLOCK_BITS) + 2, dtype=np.uint8)
     written = 0
     total = 0
-    i = next_in_layer(words, lo, hi, pat)
+    i = next_in_layer(words, lo, hi, pat, every)
     while i < hi:
         if written < out.shape[0]:
             out[written] = i
             written += 1
         total += 1
-        i = next_in_layer(words, i + 1, hi, pat)
+        i = next_in_layer(words, i + 1, hi, pat, every)
     return written, total
 
 

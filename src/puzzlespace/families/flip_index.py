@@ -39,7 +39,7 @@ def _unrank(i, orbit_cells, orbit_len, dig2pat, radix, cells):
 
 
 @nb.njit(cache=True, nogil=True)
-def expand_flip(table, lo, hi, value, orbit_cells, orbit_len, pat2dig, dig2pat, radix, mult,
+def expand_flip(table, lo, hi, value, blocks, orbit_cells, orbit_len, pat2dig, dig2pat, radix, mult,
                 src, flip, move_orbits, out):
     """Unreached neighbours of the frontier states in ``[lo, hi)`` (read-only; see TokenIndex.expand).
 
@@ -54,7 +54,7 @@ def expand_flip(table, lo, hi, value, orbit_cells, orbit_len, pat2dig, dig2pat, 
     pat = pattern(value)
     i = lo - 1
     while True:
-        i = next_in_layer(words, i + 1, hi, pat)
+        i = next_in_layer(words, i + 1, hi, pat, blocks)
         if i >= hi:
             break
         if count > room:
@@ -153,7 +153,7 @@ class FlipIndex:
         _unrank(np.int64(i), self.orbit_cells, self.orbit_len, self.dig2pat, self.radix, cells)
         return tuple(int(c) for c in cells)
 
-    def expand(self, table, lo: int, hi: int, value: int, out: np.ndarray) -> tuple[int, int]:
+    def expand(self, table, lo: int, hi: int, value: int, blocks, out: np.ndarray) -> tuple[int, int]:
         """See :meth:`TokenIndex.expand <puzzlespace.families.token_index.TokenIndex.expand>`."""
-        return expand_flip(table, lo, hi, value, self.orbit_cells, self.orbit_len, self.pat2dig,
+        return expand_flip(table, lo, hi, value, blocks, self.orbit_cells, self.orbit_len, self.pat2dig,
                            self.dig2pat, self.radix, self.mult, self.src, self.flip, self.move_orbits, out)

@@ -26,12 +26,14 @@ from math import factorial
 import numba as nb
 import numpy as np
 
-from ..explore.table import UNSEEN, get2, lowest_bit, match_word, pattern
+from ..explore.table import BLOCK_BITS, UNSEEN, get2, lowest_bit, match_word, pattern
 from .base import State
 
 MAX_NODES = 20
 _ONE = np.uint64(1)
 _LOW = np.uint64(0x5555555555555555)
+_BLOCK_WORD_BITS = BLOCK_BITS - 5
+_BLOCK_WORD_MASK = (1 << _BLOCK_WORD_BITS) - 1
 
 
 @nb.njit(cache=True, nogil=True)
@@ -145,10 +147,12 @@ _STEP_GAP = 16
 
 
 @nb.njit(cache=True, nogil=True)
-def expand_groups(table, lo, hi, value, n, sptr, sadj, next2, prev2, bipartite, need, fact, table_at, changes, out):
+def expand_groups(table, lo, hi, value, blocks, n, sptr, sadj, next2, prev2, bipartite, need, fact, table_at, changes,
+                  out):
     """Neighbours of the frontier states in ranks ``[lo, hi)`` that are not yet reached.
 
-    Reads only: a state is expanded when its table entry is ``value``. Writes into ``out``
+    Reads only: a state is expanded when its table entry is ``value`` (``blocks``: flags
+    that cover those states, see :mod:`puzzlespace.explore.table`). Writes into ``out``
     the ranks of its neighbours: every UNSEEN one, and also the reached ones that are far
     away (a move that shifts a token along the sequence lands anywhere in the table, and
     reading the entry there costs more than letting the merge, which reads it anyway, drop
@@ -199,6 +203,9 @@ def expand_groups(table, lo, hi, value, n, sptr, sadj, next2, prev2, bipartite, 
     while True:
         while found == 0:
             w += 1
+            if w & _BLOCK_WORD_MASK == 0:  # a new block: skip it if its flag is clear
+                while w < end and blocks[w >> _BLOCK_WORD_BITS] == 0:
+                    w += _BLOCK_WORD_MASK + 1
             if w >= end:
                 return count, hi
             found = match_word(words[w], pat)
@@ -426,11 +433,12 @@ class TokenIndex:
         _unrank_cells(np.int64(i), self.n, self.bipartite, self.need, self.fact, cells)
         return tuple(int(c) for c in cells)
 
-    def expand(self, table, lo: int, hi: int, value: int, out: np.ndarray) -> tuple[int, int]:
-        """Write neighbours of the frontier states (entry ``value``) in ``[lo, hi)`` into
-        ``out``: every UNSEEN one (and maybe some reached ones, which the merge drops).
+    def expand(self, table, lo: int, hi: int, value: int, blocks, out: np.ndarray) -> tuple[int, int]:
+        """Write neighbours of the frontier states (entry ``value``; ``blocks``: flags that
+        cover them) in ``[lo, hi)`` into ``out``: every UNSEEN one (and maybe some reached
+        ones, which the merge drops).
 
         Returns ``(count, next)``: the marks written, and where to continue (``hi`` when done).
         """
-        return expand_groups(table, lo, hi, value, self.n, self.sptr, self.sadj, self.next2, self.prev2,
+        return expand_groups(table, lo, hi, value, blocks, self.n, self.sptr, self.sadj, self.next2, self.prev2,
                              self.bipartite, self.need, self.fact, self.table_at, self.changes, out)

@@ -99,7 +99,7 @@ def slot_of(cells, k, n, blank, nbr):
 
 
 @nb.njit(cache=True, nogil=True)
-def expand_pattern(table, lo, hi, value, n, k, nbr, max_moves, out):
+def expand_pattern(table, lo, hi, value, blocks, n, k, nbr, max_moves, out):
     """Neighbours of the frontier slots in ``[lo, hi)`` (the explore engine's expand contract).
 
     For each state: its region by flood fill, then every group tile next to the region
@@ -115,7 +115,7 @@ def expand_pattern(table, lo, hi, value, n, k, nbr, max_moves, out):
     pat = pattern(value)
     i = lo - 1
     while True:
-        i = next_in_layer(words, i + 1, hi, pat)
+        i = next_in_layer(words, i + 1, hi, pat, blocks)
         if i >= hi:
             break
         if count > room:
@@ -225,9 +225,9 @@ class PatternSpace:
     def roots(self) -> list[int]:
         return [self.slot(self.goal)]
 
-    def expand(self, table, lo: int, hi: int, value: int, out: np.ndarray) -> tuple[int, int]:
+    def expand(self, table, lo: int, hi: int, value: int, blocks, out: np.ndarray) -> tuple[int, int]:
         """See :meth:`TokenIndex.expand <puzzlespace.families.token_index.TokenIndex.expand>`."""
-        return expand_pattern(table, lo, hi, value, self.n, self.k, self.nbr, self.max_degree, out)
+        return expand_pattern(table, lo, hi, value, blocks, self.n, self.k, self.nbr, self.max_degree, out)
 
 
 def pattern_distances(space: PatternSpace, *, threads: int | None = None, max_memory: int | None = None,
