@@ -234,3 +234,16 @@ def test_batch_csv_and_json_lines(tmp_path):
     src.write_text("1 2 3/4 5 6/0 7 8\n1 2 3 4\n")
     assert_bad_input(run("batch", "3x3", str(src)), "line 2")
     assert_bad_input(run("batch", "3x3", str(tmp_path / "missing.txt")), "cannot read")
+
+
+def test_the_command_keeps_scipy_out():
+    """numba would import SciPy (0.3 s) on a command's first compiled call; ``main`` stops it."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from puzzlespace import cli; cli._keep_scipy_out()\n"
+            "try:\n    import scipy\nexcept ImportError:\n    print('kept out')\n"
+            "from puzzlespace.registry import load_puzzle; load_puzzle('2x2').state_index()\n"
+            "print(sys.modules['scipy'])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["kept", "out", "None"]

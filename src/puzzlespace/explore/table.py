@@ -26,12 +26,14 @@ from __future__ import annotations
 
 from llvmlite import ir
 import numba as nb
-from numba.core import types
+from numba.core import cgutils, types
 from numba.extending import intrinsic
 import numpy as np
 
 UNSEEN = 3
 CLOSED = 0
+#: How many marks ahead :func:`merge_marks` prefetches the table.
+MERGE_PREFETCH = 16
 #: States per block flag: 2**16 (16 KiB of table, 2,048 words).
 BLOCK_BITS = 16
 _BLOCK_WORD_BITS = BLOCK_BITS - 5
@@ -71,6 +73,22 @@ def _cttz(typingctx, x):
         return builder.cttz(args[0], ir.Constant(ir.IntType(1), 1))
 
     return types.uint64(types.uint64), codegen
+
+
+@intrinsic
+def _prefetch(typingctx, array, index):
+    """Ask the CPU to fetch ``array[index]`` into the cache for writing (LLVM ``prefetch``);
+    no effect on the program's results, never faults."""
+    def codegen(context, builder, signature, args):
+        data = context.make_array(signature.args[0])(context, builder, args[0]).data
+        byte = ir.IntType(8).as_pointer()
+        fn = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ir.VoidType(), [byte] + [ir.IntType(32)] * 3), "llvm.prefetch.p0i8")
+        flags = [ir.Constant(ir.IntType(32), v) for v in (1, 3, 1)]  # write, keep in all levels, data
+        builder.call(fn, [builder.bitcast(builder.gep(data, [args[1]]), byte)] + flags)
+        return context.get_dummy_value()
+
+    return types.void(array, index), codegen
 
 
 @nb.njit(cache=True, nogil=True, inline="always")
@@ -159,10 +177,15 @@ def merge_marks(table, marks, count, value, blocks):
 
     Returns the number of states newly set (duplicates in ``marks`` count once). No branch
     on the entry: about half the marks are already reached, a branch on it would be
-    mispredicted half the time (measured: 2 against 5.4 ns per mark).
+    mispredicted half the time (measured: 2 against 5.4 ns per mark). The entry of the mark
+    ``MERGE_PREFETCH`` places ahead is prefetched: where marks land far apart in a table
+    much larger than the cache, more of them are then fetched at once (random marks into
+    an 8 GiB table: 24 against 38 ns per mark; a 6x2 layer: 6 against 8; 4x3: the same).
     """
     added = 0
     for j in range(count):
+        if j + MERGE_PREFETCH < count:
+            _prefetch(table, marks[j + MERGE_PREFETCH] >> 2)
         i = marks[j]
         k = i >> 2
         byte = np.int64(table[k])
