@@ -16,7 +16,7 @@ import puzzlespace as ps
 from puzzlespace.cli import app
 from puzzlespace.explore import explore
 from puzzlespace.explore import tablebase as tb
-from puzzlespace.explore.table import new_table
+from puzzlespace.explore.table import new_table, set2
 from puzzlespace.families import GraphPuzzle
 from puzzlespace.families import token_index as ti
 from puzzlespace.search.bfs import depth_counts, reachable_states
@@ -55,9 +55,11 @@ def test_rank_unrank_roundtrip_large(name, data):
 @given(st.sampled_from(["3x3", "4x2", "2x4", "3x2", "jump:6", "jump:6:1,3", "jump:6:2,3", "jump:7:1,2"]),
        st.integers(0, 2**32 - 1), st.integers(1, 2))
 def test_fast_expansion_matches_reference(name, seed, value):
-    """The incremental kernel against the decode-everything reference, on random tables."""
+    """The incremental kernel against the decode-everything reference, on random tables;
+    the moves to node b +- 1 (rank steps) are left to the engine."""
     p = ps.load_puzzle(name)
     ix = p.state_index()
+    neighbors = p.graph.neighbors
     rng = np.random.default_rng(seed)
     table = rng.integers(0, 256, len(new_table(ix.size)), dtype=np.uint8)
     lo = int(rng.integers(0, ix.size))
@@ -69,9 +71,53 @@ def test_fast_expansion_matches_reference(name, seed, value):
     args = (table, lo, hi, value, ix.n, ix.ptr, ix.adj, ix.bipartite, ix.need, ix.fact)
     c2 = ti.expand_groups_reference(*args, ref, True)
     c3 = ti.expand_groups_reference(*args, every, False)
-    unseen = {j for j in fast[:c1] if (table[j >> 2] >> ((j & 3) << 1)) & 3 == 3}
-    assert nxt == hi and unseen == set(ref[:c2])
+    entry = lambda j: (table[j >> 2] >> ((j & 3) << 1)) & 3  # noqa: E731
+    unseen = {j for j in fast[:c1] if entry(j) == 3}
+    steps = {i - i % ix.n + u for i in range(lo, hi) if entry(i) == value
+             for u in neighbors[i % ix.n] if abs(u - i % ix.n) == 1}
+    assert nxt == hi and unseen | {j for j in steps if entry(j) == 3} == set(ref[:c2])
     assert set(fast[:c1]) <= set(every[:c3])
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(["3x3", "4x3", "6x2", "jump:7:1,2", "jump:6:1,3", "3x2"]), st.integers(0, 2**32 - 1),
+       st.integers(1, 2), st.booleans())
+def test_rank_steps_match_plain_python(name, seed, value, close):
+    """close_and_step (word at a time, carries between words) against a loop over states."""
+    from puzzlespace.explore.table import close_and_step, new_blocks
+
+    p = ps.load_puzzle(name)
+    ix = p.state_index()
+    n, neighbors = ix.n, p.graph.neighbors
+    rng = np.random.default_rng(seed)
+    size = min(ix.size, 40 * 32 * n)
+    table = rng.integers(0, 256, len(new_table(ix.size)), dtype=np.uint8)
+    for j in range(ix.size, 4 * len(table)):  # the padding is UNSEEN, as in new_table
+        set2(table, j, 3)
+    span = 32 * n  # a multiple of 32 and of the group
+    lo = span * int(rng.integers(0, size // span))
+    hi = min(ix.size, lo + span * int(rng.integers(1, 6)))
+    new = 3 - value
+    entry = lambda t, j: (t[j >> 2] >> ((j & 3) << 1)) & 3  # noqa: E731
+    want = table.copy()
+    fresh = set()
+    for i in range(lo, hi):
+        if entry(table, i) == value:
+            for u in neighbors[i % n]:
+                j = i - i % n + u
+                if abs(u - i % n) == 1 and entry(want, j) == 3:
+                    set2(want, j, new)
+                    fresh.add(j)
+    if close:
+        for i in range(lo, hi):
+            if entry(table, i) == value:
+                set2(want, i, 0)
+    following = np.zeros_like(new_blocks(ix.size))
+    up, down = ix.rank_steps
+    added = close_and_step(table, lo, hi, value, np.ones_like(following), new, following, up, down, close)
+    assert added == len(fresh)
+    assert np.array_equal(table, want)
+    assert {k for k in range(len(following)) if following[k]} == {j >> 16 for j in fresh}
 
 
 def test_expansion_resumes_when_its_buffer_is_full():

@@ -8,7 +8,10 @@ neighbours of the chunk's frontier states (all unreached ones; reached ones may 
 listed too, the merge drops them), stopping when its buffer is full
 (it is then called again from ``next``). Chunks are expanded in parallel threads (the
 kernels release the GIL) and their marks merged into the table by the calling thread;
-the same split lets a distributed engine run chunks elsewhere.
+the same split lets a distributed engine run chunks elsewhere. An index may also have
+``rank_steps``: moves from a rank to the next or previous one (inside a chunk), which
+``expand`` leaves out and the engine applies in place as it closes the layer
+(:func:`.table.close_and_step`), with no mark to merge.
 
 Table: 2 bits per state, nothing else per state (:mod:`.table`): unreached, closed, or the
 value of the frontier or of the next layer. Expansion reads the frontier's entries; the
@@ -34,8 +37,8 @@ from ..errors import PuzzleError
 from ..families.base import Puzzle, State
 from . import checkpoint
 from .resources import available_memory, free_disk, human, peak_rss
-from .table import (BLOCK_BITS, close_layer, collect_layer, copy_layer, layer_value, merge_marks, new_blocks,
-                    new_table, set2)
+from .table import (BLOCK_BITS, close_and_step, close_layer, collect_layer, copy_layer, layer_value, merge_marks,
+                    new_blocks, new_table, set2)
 
 #: Chunks per worker thread and layer (load balance against per-call overhead).
 CHUNKS_PER_THREAD = 8
@@ -232,10 +235,9 @@ def run_layers(index, table, depth: int, threads: int, progress=None,
     with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="puzzlespace-bfs") as pool:
         while True:
             added = _expand_layer(pool, index, table, chunks, depth, buffers, blocks, following, progress)
+            added += _close_frontier(pool, index, table, chunks, depth, blocks, following, added)
             if added == 0:
                 return
-            old, flags = layer_value(depth), blocks
-            list(pool.map(lambda span: close_layer(table, span[0], span[1], old, flags), chunks))
             blocks, following = following, blocks
             following[:] = 0
             depth += 1
@@ -276,6 +278,33 @@ def _save(out, puzzle, goal, index, depth, counts, table, tablebase, seconds) ->
     manifest = checkpoint.Manifest(puzzle=puzzle.spec, goal=goal, scheme=index.scheme, size=index.size,
                                    depth=depth, depth_counts=counts, seconds=seconds)
     checkpoint.save(out, manifest, table, tablebase)
+
+
+def _close_frontier(pool, index, table, chunks, depth, blocks, following, added) -> int:
+    """Apply the index's rank steps from layer ``depth`` (if it has any: moves to the next
+    or previous rank, which :meth:`expand` leaves out) and close that layer, chunk by
+    chunk in parallel. ``added``: the states the marks added to layer ``depth + 1``.
+
+    Returns the states the steps added. If the new layer is empty even so, layer
+    ``depth`` is left as it is (the last layer keeps its value).
+    """
+    old, new = layer_value(depth), layer_value(depth + 1)
+
+    def close(span):
+        close_layer(table, span[0], span[1], old, blocks)
+        return 0
+
+    steps = getattr(index, "rank_steps", None)
+    stepped = 0
+    if steps is not None:
+        up, down = steps
+        stepped = sum(pool.map(lambda span: int(close_and_step(table, span[0], span[1], old, blocks, new, following,
+                                                               up, down, added > 0)), chunks))
+        if added > 0:
+            return stepped
+    if added + stepped > 0:
+        sum(pool.map(close, chunks))
+    return stepped
 
 
 def _expand_layer(pool, index, table, chunks, depth, buffers, blocks, following, progress) -> int:

@@ -16,6 +16,9 @@ alone tells the frontier apart, with no extra bit. Memory per state: 2 bits (0.2
 Entries are read in 64-bit words of 32 entries: :func:`match_word` gives, at bit ``2k``,
 whether entry ``k`` holds a value; tables are padded to whole words (padding is UNSEEN).
 
+:func:`close_and_step` closes a layer and at once applies an index's *rank steps* (moves
+to the next or previous rank, which stay inside a chunk) from it, word by word.
+
 *Block flags* (one byte per ``2**BLOCK_BITS`` states, :func:`new_blocks`) say which blocks
 may hold states of a layer: a flag may be set for a block without such states, never the
 other way round. Walks skip the blocks whose flag is clear, so a layer of few states does
@@ -214,6 +217,68 @@ def close_layer(table, lo, hi, value, blocks):
         if m == 0:
             return
         words[w] &= ~(m | (m << _ONE))
+
+
+@nb.njit(cache=True, nogil=True)
+def close_and_step(table, lo, hi, value, blocks, new, following, up, down, close):
+    """Apply the *rank steps* of the states of ``[lo, hi)`` whose entry is ``value`` (their
+    moves to the states ranked just after and just before them), then, if ``close``, set
+    those entries to CLOSED. Returns the number of states newly set to ``new``.
+
+    ``up[p]`` (``down[p]``) has bit ``2k`` set where entry ``k`` of a word whose first
+    state's rank is ``p`` modulo ``len(up)`` has a move to the next (previous) rank. UNSEEN
+    targets become ``new``, and the flags of their blocks are set in ``following``. The
+    steps must not cross ``lo`` or ``hi``, which are multiples of 32 (``hi``: or the
+    table's size), so that threads may work on disjoint spans at once; ``blocks`` cover
+    the states of ``value``.
+    """
+    words = table.view(np.uint64)
+    pat = pattern(value)
+    end = (hi + 31) >> 5
+    period = up.shape[0]
+    step = 32 % period
+    keep = np.uint64(2 - new)  # UNSEEN (0b11) becomes new by clearing the other bit
+    added = 0
+    w = lo >> 5
+    while w < end:  # block by block, word by word (a walk that skips words was slower)
+        block = w >> _BLOCK_WORD_BITS
+        stop = min(end, (block + 1) << _BLOCK_WORD_BITS)
+        if blocks[block] == 0:
+            w = stop
+            continue
+        phase = (w << 5) % period  # the rank of the word's first state, modulo the period
+        fresh = _ZERO
+        for v in range(w, stop):
+            m = match_word(words[v], pat)
+            ups, downs = m & up[phase], m & down[phase]
+            phase += step
+            phase -= period * np.int64(phase >= period)
+            if m == 0:
+                continue
+            x = words[v]
+            hit = ((ups << np.uint64(2)) | (downs >> np.uint64(2))) & x & (x >> _ONE) & _LOW
+            x &= ~(hit << keep)
+            if close:
+                x &= ~(m | (m << _ONE))
+            words[v] = x
+            added += popcount(hit)
+            fresh |= hit
+            # steps into the next and the previous word (written out: a helper taking the
+            # array would cost numba's atomic reference counting on every call)
+            u, hit = v + 1, ups >> np.uint64(62)
+            for _ in range(2):
+                if hit != 0:
+                    x = words[u]
+                    hit &= x & (x >> _ONE) & _LOW
+                    if hit != 0:
+                        words[u] = x & ~(hit << keep)
+                        following[u >> _BLOCK_WORD_BITS] = 1
+                        added += popcount(hit)
+                u, hit = v - 1, (downs & _ONE) << np.uint64(62)
+        if fresh != 0:
+            following[block] = 1
+        w = stop
+    return added
 
 
 @nb.njit(cache=True, nogil=True)

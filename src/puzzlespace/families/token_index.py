@@ -16,7 +16,8 @@ positions are reachable, and the hash is minimal. On other graphs the rank space
 superset and unreached ranks stay unreached.
 
 All the n positions of one group are side by side; a move between nodes ``b`` and
-``b +- 1`` keeps the sequence, so horizontal moves on a grid stay inside the group.
+``b +- 1`` keeps the sequence, so horizontal moves on a grid stay inside the group: they
+are the index's rank steps, applied by the engine in place (:attr:`TokenIndex.rank_steps`).
 """
 
 from __future__ import annotations
@@ -147,9 +148,9 @@ _STEP_GAP = 16
 
 
 @nb.njit(cache=True, nogil=True)
-def expand_groups(table, lo, hi, value, blocks, n, sptr, sadj, next2, prev2, bipartite, need, fact, table_at, changes,
-                  out):
-    """Neighbours of the frontier states in ranks ``[lo, hi)`` that are not yet reached.
+def expand_groups(table, lo, hi, value, blocks, n, sptr, sadj, bipartite, need, fact, table_at, changes, out):
+    """Neighbours of the frontier states in ranks ``[lo, hi)`` that are not yet reached,
+    except those by moves to node ``b +- 1`` (see :attr:`TokenIndex.rank_steps`).
 
     Reads only: a state is expanded when its table entry is ``value`` (``blocks``: flags
     that cover those states, see :mod:`puzzlespace.explore.table`). Writes into ``out``
@@ -160,11 +161,9 @@ def expand_groups(table, lo, hi, value, blocks, n, sptr, sadj, next2, prev2, bip
     ``(count, next)``, where the states from ``next`` on are still to be expanded
     (``next == hi`` when done).
 
-    Works a group at a time. The group's ``n`` entries are read as one ``2n``-bit field:
-    moves to node ``b +- 1`` keep the group, so all of them are two shifts and a mask
-    (``next2``/``prev2``: the nodes with such a move, at bit ``2b``), and only unreached
-    targets are listed. Every other move (``sptr``/``sadj``: per node, the moves that are
-    not to ``b +- 1``) shifts one token ``t`` along the sequence, from position ``i`` to
+    Works a group at a time; the group's ``n`` entries are read as one ``2n``-bit field.
+    Every move listed (``sptr``/``sadj``: per node, the moves that are not to
+    ``b +- 1``) shifts one token ``t`` along the sequence, from position ``i`` to
     ``j``; the new rank is computed from the Lehmer digits alone in O(|i - j|): for
     ``x < i``, ``seq[x] < t`` iff ``digits[x] <= digits[i] + #{x < z < i : seq[z] < t}``;
     for ``x > i``, ``seq[x] < t`` iff ``digits[x] < digits[i] - #{i < z < x : seq[z] < t}``.
@@ -246,12 +245,6 @@ def expand_groups(table, lo, hi, value, blocks, n, sptr, sadj, next2, prev2, bip
             f2 &= ~((_ONE << np.uint64((lo - base) << 1)) - _ONE)
         if base + n > hi:
             f2 &= (_ONE << np.uint64((hi - base) << 1)) - _ONE
-        u2 = bits & (bits >> _ONE) & _LOW
-        h2 = (((f2 & next2) << np.uint64(2)) | ((f2 & prev2) >> np.uint64(2))) & u2
-        while h2 != 0:
-            out[count] = base + (lowest_bit(h2) >> 1)
-            count += 1
-            h2 &= h2 - _ONE
         while f2 != 0:
             b = lowest_bit(f2) >> 1
             f2 &= f2 - _ONE
@@ -369,6 +362,17 @@ def rank_change_tables(n, sptr, sadj, bipartite, fact):
     return table_at, (np.concatenate(tables) if tables else np.zeros(1, dtype=np.int64))
 
 
+def _rank_steps(n: int, up_nodes, down_nodes) -> tuple[np.ndarray, np.ndarray]:
+    """The moves to node ``b +- 1`` as rank steps (see :func:`~puzzlespace.explore.table.close_and_step`):
+    for each residue ``p`` of a word's first rank modulo ``n``, bit ``2k`` where the state
+    of entry ``k`` (node ``(p + k) % n``) has the move."""
+    def masks(nodes):
+        return np.array([sum(1 << (2 * k) for k in range(32) if (p + k) % n in nodes) for p in range(n)],
+                        dtype=np.uint64)
+
+    return masks(set(up_nodes)), masks(set(down_nodes))
+
+
 def needed_parity(neighbors, colouring, goal: State) -> np.ndarray:
     """For a bipartite graph: the parity the sequence must have with the blank on each node.
 
@@ -398,6 +402,10 @@ class TokenIndex:
         Ranks per group (n); chunks of the rank range are cut at multiples of it.
     scheme : str
         Name and version of the layout (recorded in checkpoints and tablebases).
+    rank_steps : (ndarray, ndarray)
+        The moves to node ``b +- 1``: they keep the group, so they go to the next or the
+        previous rank. :meth:`expand` leaves them out; the engine applies them in place
+        when it closes the layer (no mark, no merge).
     """
 
     def __init__(self, puzzle):
@@ -415,8 +423,8 @@ class TokenIndex:
         self.sptr = np.zeros(n + 1, dtype=np.int64)
         self.sptr[1:] = np.cumsum([len(a) for a in shifts])
         self.sadj = np.array([u for a in shifts for u in a] or [0], dtype=np.int64)
-        self.next2 = np.uint64(sum(1 << (2 * b) for b in range(n - 1) if b + 1 in g.neighbors[b]))
-        self.prev2 = np.uint64(sum(1 << (2 * b) for b in range(1, n) if b - 1 in g.neighbors[b]))
+        self.rank_steps = _rank_steps(n, [b for b in range(n - 1) if b + 1 in g.neighbors[b]],
+                                      [b for b in range(1, n) if b - 1 in g.neighbors[b]])
         self.table_at, self.changes = rank_change_tables(n, self.sptr, self.sadj, self.bipartite, self.fact)
         self.need = needed_parity(g.neighbors, g.colouring, puzzle.goal) if self.bipartite else np.zeros(n, np.int64)
         self.size = n * (factorial(n - 1) // (2 if self.bipartite else 1))
@@ -436,9 +444,8 @@ class TokenIndex:
     def expand(self, table, lo: int, hi: int, value: int, blocks, out: np.ndarray) -> tuple[int, int]:
         """Write neighbours of the frontier states (entry ``value``; ``blocks``: flags that
         cover them) in ``[lo, hi)`` into ``out``: every UNSEEN one (and maybe some reached
-        ones, which the merge drops).
+        ones, which the merge drops) except those by the moves of :attr:`rank_steps`.
 
         Returns ``(count, next)``: the marks written, and where to continue (``hi`` when done).
         """
-        return expand_groups(table, lo, hi, value, blocks, self.n, self.sptr, self.sadj, self.next2, self.prev2,
-                             self.bipartite, self.need, self.fact, self.table_at, self.changes, out)
+        return expand_groups(table, lo, hi, value, blocks, self.n, self.sptr, self.sadj, self.bipartite, self.need, self.fact, self.table_at, self.changes, out)
