@@ -32,7 +32,6 @@ from .base import State
 
 MAX_NODES = 20
 _ONE = np.uint64(1)
-_LOW = np.uint64(0x5555555555555555)
 _BLOCK_WORD_BITS = BLOCK_BITS - 5
 _BLOCK_WORD_MASK = (1 << _BLOCK_WORD_BITS) - 1
 
@@ -161,8 +160,8 @@ def expand_groups(table, lo, hi, value, blocks, n, sptr, sadj, bipartite, need, 
     ``(count, next)``, where the states from ``next`` on are still to be expanded
     (``next == hi`` when done).
 
-    Works a group at a time; the group's ``n`` entries are read as one ``2n``-bit field.
-    Every move listed (``sptr``/``sadj``: per node, the moves that are not to
+    Walks the frontier states in rank order, keeping the Lehmer digits of the current
+    group. Every move listed (``sptr``/``sadj``: per node, the moves that are not to
     ``b +- 1``) shifts one token ``t`` along the sequence, from position ``i`` to
     ``j``; the new rank is computed from the Lehmer digits alone in O(|i - j|): for
     ``x < i``, ``seq[x] < t`` iff ``digits[x] <= digits[i] + #{x < z < i : seq[z] < t}``;
@@ -194,8 +193,6 @@ def expand_groups(table, lo, hi, value, blocks, n, sptr, sadj, bipartite, need, 
     parity = _decode(group * step, digits, m, fact)
     for x in range(m):
         changed_at[x] = group
-    span = np.uint64(2 * n)
-    keep2 = (_ONE << span) - _ONE
     w = lo >> 5
     end = (hi + 31) >> 5
     found = match_word(words[w], pat) & ~((_ONE << np.uint64((lo & 31) << 1)) - _ONE)
@@ -209,6 +206,7 @@ def expand_groups(table, lo, hi, value, blocks, n, sptr, sadj, bipartite, need, 
                 return count, hi
             found = match_word(words[w], pat)
         i = (w << 5) + (lowest_bit(found) >> 1)
+        found &= found - _ONE
         if i >= hi:
             return count, hi
         if count > room:
@@ -232,73 +230,51 @@ def expand_groups(table, lo, hi, value, blocks, n, sptr, sadj, bipartite, need, 
                 x -= 1
                 digits[x] += 1
                 changed_at[x] = group
-        # the group's entries as 2n bits
-        off = base << 1
-        wi = off >> 6
-        sh = np.uint64(off & 63)
-        bits = words[wi] >> sh
-        if (off & 63) + 2 * n > 64:
-            bits |= words[wi + 1] << (np.uint64(64) - sh)
-        bits &= keep2
-        f2 = match_word(bits, pat) & keep2
-        if base < lo:
-            f2 &= ~((_ONE << np.uint64((lo - base) << 1)) - _ONE)
-        if base + n > hi:
-            f2 &= (_ONE << np.uint64((hi - base) << 1)) - _ONE
-        while f2 != 0:
-            b = lowest_bit(f2) >> 1
-            f2 &= f2 - _ONE
-            rb = group * step
-            if bipartite and m >= 2:
-                odd = 1 if parity != need[b] else 0
-                digits[m - 2] = odd
-                rb += odd
-            for e in range(sptr[b], sptr[b + 1]):
-                u = sadj[e]
-                if u > b:
-                    src, dst, top = u - 1, b, u - 1
-                else:
-                    src, dst, top = u, b - 1, b - 1
-                if table_at[e] >= 0:  # a window near the end: read the change
-                    idx = 0
-                    for x in range(min(src, dst), top + 1):
-                        idx = idx * (m - x) + digits[x]
-                    out[count] = ((rb + changes[table_at[e] + idx]) >> shift) * n + u
-                    count += 1
-                    continue
-                if top <= last and kept_at[e] >= changed_at[top]:
-                    out[count] = ((rb + kept[e]) >> shift) * n + u
-                    count += 1
-                    continue
-                t = digits[src]
-                r = 0
-                if u > b:
-                    below = 0
-                    for x in range(src - 1, dst - 1, -1):
-                        d = digits[x]
-                        smaller = 1 if d <= t + below else 0
-                        below += smaller
-                        r += (d - 1 + smaller) * fact[m - 2 - x] - d * fact[m - 1 - x]
-                    r += (t + below) * fact[m - 1 - dst] - t * fact[m - 1 - src]
-                else:
-                    k = t
-                    for x in range(src + 1, dst + 1):
-                        d = digits[x]
-                        smaller = 1 if d < k else 0
-                        k -= smaller
-                        r += (d + 1 - smaller) * fact[m - x] - d * fact[m - 1 - x]
-                    r += k * fact[m - 1 - dst] - t * fact[m - 1 - src]
-                kept[e] = r
-                kept_at[e] = group
-                out[count] = ((rb + r) >> shift) * n + u
+        b = i - base
+        rb = group * step
+        if bipartite and m >= 2:
+            odd = 1 if parity != need[b] else 0
+            digits[m - 2] = odd
+            rb += odd
+        for e in range(sptr[b], sptr[b + 1]):
+            u = sadj[e]
+            if u > b:
+                src, dst, top = u - 1, b, u - 1
+            else:
+                src, dst, top = u, b - 1, b - 1
+            if table_at[e] >= 0:  # a window near the end: read the change
+                idx = 0
+                for x in range(min(src, dst), top + 1):
+                    idx = idx * (m - x) + digits[x]
+                out[count] = ((rb + changes[table_at[e] + idx]) >> shift) * n + u
                 count += 1
-        # go on after the group
-        nxt = base + n
-        w = nxt >> 5
-        if w >= end:
-            return count, hi
-        found = match_word(words[w], pat) & ~((_ONE << np.uint64((nxt & 31) << 1)) - _ONE)
-
+                continue
+            if top <= last and kept_at[e] >= changed_at[top]:
+                out[count] = ((rb + kept[e]) >> shift) * n + u
+                count += 1
+                continue
+            t = digits[src]
+            r = 0
+            if u > b:
+                below = 0
+                for x in range(src - 1, dst - 1, -1):
+                    d = digits[x]
+                    smaller = 1 if d <= t + below else 0
+                    below += smaller
+                    r += (d - 1 + smaller) * fact[m - 2 - x] - d * fact[m - 1 - x]
+                r += (t + below) * fact[m - 1 - dst] - t * fact[m - 1 - src]
+            else:
+                k = t
+                for x in range(src + 1, dst + 1):
+                    d = digits[x]
+                    smaller = 1 if d < k else 0
+                    k -= smaller
+                    r += (d + 1 - smaller) * fact[m - x] - d * fact[m - 1 - x]
+                r += k * fact[m - 1 - dst] - t * fact[m - 1 - src]
+            kept[e] = r
+            kept_at[e] = group
+            out[count] = ((rb + r) >> shift) * n + u
+            count += 1
 
 
 @nb.njit(cache=True)
