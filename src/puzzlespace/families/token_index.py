@@ -378,10 +378,10 @@ class TokenIndex:
         Ranks per group (n); chunks of the rank range are cut at multiples of it.
     scheme : str
         Name and version of the layout (recorded in checkpoints and tablebases).
-    rank_steps : (ndarray, ndarray)
-        The moves to node ``b +- 1``: they keep the group, so they go to the next or the
-        previous rank. :meth:`expand` leaves them out; the engine applies them in place
-        when it closes the layer (no mark, no merge).
+    rank_steps : (ndarray, ndarray) or None
+        The moves to node ``b +- 1`` (None if the graph has none): they keep the group, so
+        they go to the next or the previous rank. :meth:`expand` leaves them out; the
+        engine applies them in place when it closes the layer (no mark, no merge).
     """
 
     def __init__(self, puzzle):
@@ -399,8 +399,9 @@ class TokenIndex:
         self.sptr = np.zeros(n + 1, dtype=np.int64)
         self.sptr[1:] = np.cumsum([len(a) for a in shifts])
         self.sadj = np.array([u for a in shifts for u in a] or [0], dtype=np.int64)
-        self.rank_steps = _rank_steps(n, [b for b in range(n - 1) if b + 1 in g.neighbors[b]],
-                                      [b for b in range(1, n) if b - 1 in g.neighbors[b]])
+        up = [b for b in range(n - 1) if b + 1 in g.neighbors[b]]
+        down = [b for b in range(1, n) if b - 1 in g.neighbors[b]]
+        self.rank_steps = _rank_steps(n, up, down) if up or down else None
         self.table_at, self.changes = rank_change_tables(n, self.sptr, self.sadj, self.bipartite, self.fact)
         self.need = needed_parity(g.neighbors, g.colouring, puzzle.goal) if self.bipartite else np.zeros(n, np.int64)
         self.size = n * (factorial(n - 1) // (2 if self.bipartite else 1))
