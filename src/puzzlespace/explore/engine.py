@@ -290,20 +290,19 @@ def _close_frontier(pool, index, table, chunks, depth, blocks, following, added)
     """
     old, new = layer_value(depth), layer_value(depth + 1)
 
-    def close(span):
-        close_layer(table, span[0], span[1], old, blocks)
-        return 0
+    def close_all() -> None:
+        list(pool.map(lambda span: close_layer(table, span[0], span[1], old, blocks), chunks))
 
     steps = getattr(index, "rank_steps", None)
-    stepped = 0
-    if steps is not None:
-        up, down = steps
-        stepped = sum(pool.map(lambda span: int(close_and_step(table, span[0], span[1], old, blocks, new, following,
-                                                               up, down, added > 0)), chunks))
-        if added > 0:
-            return stepped
-    if added + stepped > 0:
-        sum(pool.map(close, chunks))
+    if steps is None:
+        if added:
+            close_all()
+        return 0
+    up, down = steps
+    stepped = sum(pool.map(lambda span: int(close_and_step(table, span[0], span[1], old, blocks, new, following,
+                                                           up, down, added > 0)), chunks))
+    if not added and stepped:  # the steps alone made the new layer: close the old one now
+        close_all()
     return stepped
 
 
