@@ -1,6 +1,8 @@
 """explore: the rank/unrank hashes, the BFS engine, checkpoints and tablebases."""
 
+import functools
 import json
+import math
 import signal
 import subprocess
 import sys
@@ -51,32 +53,66 @@ def test_rank_unrank_roundtrip_large(name, data):
     assert index.rank(s) == i and p.check(s).solvable
 
 
-@settings(max_examples=40, deadline=None)
-@given(st.sampled_from(["3x3", "4x2", "2x4", "3x2", "jump:6", "jump:6:1,3", "jump:6:2,3", "jump:7:1,2"]),
-       st.integers(0, 2**32 - 1), st.integers(1, 2))
-def test_fast_expansion_matches_reference(name, seed, value):
-    """The incremental kernel against the decode-everything reference, on random tables;
-    the moves to node b +- 1 (rank steps) are left to the engine."""
+@functools.lru_cache(maxsize=None)
+def _random_table(name: str) -> np.ndarray:
+    """A table of random entries the size of ``name``'s rank space (made once per puzzle)."""
+    size = ps.load_puzzle(name).state_index().size
+    return np.random.default_rng(len(name)).integers(0, 256, len(new_table(size)), dtype=np.uint8)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.sampled_from(["3x3", "4x2", "2x4", "3x2", "jump:6", "jump:6:1,3", "jump:6:2,3", "jump:7:1,2", "4x3", "6x2"]),
+       st.integers(0, 2**32 - 1), st.integers(1, 2), st.integers(1, 8), st.sampled_from([1, 100, 1 << 19]))
+def test_fast_expansion_matches_reference(name, seed, value, suffix_length, table_limit):
+    """The kernel against the decode-everything reference, on random tables, whatever the
+    split between prefix and suffix digits and whichever windows have tables; the moves to
+    node b +- 1 (rank steps) are left to the engine."""
     p = ps.load_puzzle(name)
-    ix = p.state_index()
+    ix = ti.TokenIndex(p, suffix_length, table_limit)
     neighbors = p.graph.neighbors
     rng = np.random.default_rng(seed)
-    table = rng.integers(0, 256, len(new_table(ix.size)), dtype=np.uint8)
+    table = _random_table(name)
     lo = int(rng.integers(0, ix.size))
     hi = min(ix.size, lo + int(rng.integers(1, 200 * ix.n)))
     fast = np.empty((hi - lo + 2 * ix.n) * ix.max_degree + len(ix.sadj), dtype=np.int64)
     ref = np.empty_like(fast)
-    every = np.empty_like(fast)
     c1, nxt = ix.expand(table, lo, hi, value, np.ones(ix.size // 65536 + 2, dtype=np.uint8), fast)
-    args = (table, lo, hi, value, ix.n, ix.ptr, ix.adj, ix.bipartite, ix.need, ix.fact)
-    c2 = ti.expand_groups_reference(*args, ref, True)
-    c3 = ti.expand_groups_reference(*args, every, False)
-    entry = lambda j: (table[j >> 2] >> ((j & 3) << 1)) & 3  # noqa: E731
-    unseen = {j for j in fast[:c1] if entry(j) == 3}
-    steps = {i - i % ix.n + u for i in range(lo, hi) if entry(i) == value
-             for u in neighbors[i % ix.n] if abs(u - i % ix.n) == 1}
-    assert nxt == hi and unseen | {j for j in steps if entry(j) == 3} == set(ref[:c2])
-    assert set(fast[:c1]) <= set(every[:c3])
+    c2 = ti.expand_groups_reference(table, lo, hi, value, ix.n, ix.ptr, ix.adj, ix.bipartite, ix.need, ix.fact,
+                                    ref, False)
+    listed = sorted(ref[:c2].tolist())  # every neighbour, once per (state, move)
+    steps = sorted(i - i % ix.n + u for i in range(lo, hi) if (table[i >> 2] >> ((i & 3) << 1)) & 3 == value
+                   for u in neighbors[i % ix.n] if abs(u - i % ix.n) == 1)
+    assert nxt == hi
+    assert sorted(fast[:c1].tolist() + steps) == listed
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(3, 14), st.data())
+def test_window_change_matches_ranking(m, data):
+    """The rank change of a token shift, from the Lehmer digits alone, against decoding,
+    shifting and ranking afresh."""
+    fact = np.array([math.factorial(i) for i in range(m + 1)], dtype=np.int64)
+    r = data.draw(st.integers(0, math.factorial(m) - 1))
+    src, dst = data.draw(st.integers(0, m - 1)), data.draw(st.integers(0, m - 1))
+    seq = np.empty(m, dtype=np.int64)
+    ti._unrank_perm(r, m, fact, seq)
+    digits = np.array([sum(1 for z in seq[x + 1:] if z < seq[x]) for x in range(m)], dtype=np.int64)
+    moved = list(seq)
+    moved.insert(dst, moved.pop(src))
+    assert ti._window_change(digits, src, dst, m, fact) == ti._rank_perm(np.array(moved), m, fact) - r
+
+
+@pytest.mark.parametrize("length,step", [(1, 1), (3, 2), (5, 1), (8, 2)])
+def test_suffix_table_digits_and_parity(length, step):
+    fact = np.array([math.factorial(i) for i in range(length + 1)], dtype=np.int64)
+    table = ti.suffix_table(length, step)
+    assert len(table) == math.factorial(length) // step
+    seq = np.empty(length, dtype=np.int64)
+    for off in range(0, len(table), max(1, len(table) // 200)):
+        ti._unrank_perm(off * step, length, fact, seq)
+        digits = [sum(1 for z in seq[x + 1:] if z < seq[x]) for x in range(length)]
+        assert [(int(table[off]) >> (3 * j)) & 7 for j in range(length)] == digits
+        assert int(table[off]) >> 31 == sum(digits) & 1
 
 
 @settings(max_examples=40, deadline=None)
@@ -144,7 +180,9 @@ def test_engine_matches_dictionary_bfs(name):
 
 
 def test_engine_on_graphs_and_other_goals():
-    for graph in graphs_under_test()[:12]:
+    from puzzlespace.graphs import Graph
+
+    for graph in [Graph(2, ((0, 1),)), *graphs_under_test()[:12]]:  # two nodes: both positions, one move apart
         p = GraphPuzzle(graph)
         counts, _ = depth_counts(p, p.goal)
         assert explore(p, threads=1).depth_counts == counts

@@ -28,6 +28,7 @@ import numba as nb
 import numpy as np
 
 from ..explore.table import BLOCK_BITS, UNSEEN, get2, lowest_bit, match_word, pattern
+from ..fastdiv import divisor, mul_shift
 from .base import State
 
 MAX_NODES = 20
@@ -129,77 +130,96 @@ def expand_groups_reference(table, lo, hi, value, n, ptr, adj, bipartite, need, 
     return count
 
 
+@nb.njit(cache=True, nogil=True, inline="always")
+def _window_change(digits, src, dst, m, fact):
+    """The change of a sequence's rank when its token at position ``src`` moves to
+    position ``dst`` (the tokens between shift by one), from its Lehmer ``digits`` alone,
+    in O(|src - dst|); it depends only on the digits of the positions between ``src`` and
+    ``dst`` (the *window*).
+
+    With ``t`` the token: for ``x < src``, ``seq[x] < t`` iff
+    ``digits[x] <= digits[src] + #{x < z < src : seq[z] < t}``; for ``x > src``,
+    ``seq[x] < t`` iff ``digits[x] < digits[src] - #{src < z < x : seq[z] < t}``.
+    """
+    t = digits[src]
+    r = 0
+    if src > dst:
+        below = 0
+        for x in range(src - 1, dst - 1, -1):
+            d = digits[x]
+            smaller = 1 if d <= t + below else 0
+            below += smaller
+            r += (d - 1 + smaller) * fact[m - 2 - x] - d * fact[m - 1 - x]
+        return r + (t + below) * fact[m - 1 - dst] - t * fact[m - 1 - src]
+    left = t
+    for x in range(src + 1, dst + 1):
+        d = digits[x]
+        smaller = 1 if d < left else 0
+        left -= smaller
+        r += (d + 1 - smaller) * fact[m - x] - d * fact[m - 1 - x]
+    return r + left * fact[m - 1 - dst] - t * fact[m - 1 - src]
+
+
+# Columns of a move's row in ``TokenIndex.moves`` (see :func:`move_table`).
+_U, _SRC, _DST, _LOW, _TOP, _QM, _QS, _C, _CM, _CS, _AT, _CROSS = range(12)
+
+
 @nb.njit(cache=True, nogil=True)
-def _decode(r, digits, m, fact):
-    """Write the Lehmer digits of rank ``r`` into ``digits``; return its parity (digit sum mod 2)."""
-    total = 0
-    for x in range(m):
-        f = fact[m - 1 - x]
-        d = r // f
-        r -= d * f
-        digits[x] = d
-        total += d
-    return total & 1
-
-
-#: Groups to step through by counting rather than decode afresh (divisions).
-_STEP_GAP = 16
-
-
-@nb.njit(cache=True, nogil=True)
-def expand_groups(table, lo, hi, value, blocks, n, sptr, sadj, bipartite, need, fact, table_at, changes, out):
+def expand_groups(table, lo, hi, value, blocks, consts, sptr, moves, need, fact, suffix, changes, out):
     """Neighbours of the frontier states in ranks ``[lo, hi)`` that are not yet reached,
     except those by moves to node ``b +- 1`` (see :attr:`TokenIndex.rank_steps`).
 
     Reads only: a state is expanded when its table entry is ``value`` (``blocks``: flags
     that cover those states, see :mod:`puzzlespace.explore.table`). Writes into ``out``
-    the ranks of its neighbours: every UNSEEN one, and also the reached ones that are far
-    away (a move that shifts a token along the sequence lands anywhere in the table, and
-    reading the entry there costs more than letting the merge, which reads it anyway, drop
-    it); duplicates possible. Stops early when ``out`` could overflow; returns
-    ``(count, next)``, where the states from ``next`` on are still to be expanded
-    (``next == hi`` when done).
+    the ranks of its neighbours: every UNSEEN one, and also the reached ones (a move that
+    shifts a token along the sequence lands anywhere in the table, and reading the entry
+    there costs more than letting the merge, which reads it anyway, drop it); duplicates
+    possible. Stops early when ``out`` could overflow; returns ``(count, next)``, where
+    the states from ``next`` on are still to be expanded (``next == hi`` when done).
 
-    Walks the frontier states in rank order, keeping the Lehmer digits of the current
-    group. Every move listed (``sptr``/``sadj``: per node, the moves that are not to
+    The sequence's Lehmer digits are split into a *prefix* (positions ``0..k-1``), fixed
+    within a *block* of consecutive groups and decoded once per block, and a *suffix*
+    (positions ``k..m-1``) whose digits and parity are read from ``suffix`` at the
+    group's offset in its block: no division, no counting, however far apart the
+    frontier states are (``consts`` and ``suffix``: see :class:`TokenIndex`).
+
+    Every move listed (``sptr``/``moves``: per node, the moves that are not to
     ``b +- 1``) shifts one token ``t`` along the sequence, from position ``i`` to
-    ``j``; the new rank is computed from the Lehmer digits alone in O(|i - j|): for
-    ``x < i``, ``seq[x] < t`` iff ``digits[x] <= digits[i] + #{x < z < i : seq[z] < t}``;
-    for ``x > i``, ``seq[x] < t`` iff ``digits[x] < digits[i] - #{i < z < x : seq[z] < t}``.
-    The change depends on the digits of positions ``i..j`` only. For windows near the end
-    of the sequence (whose digits change every few groups) it is read from a table
-    indexed by those digits (``table_at``/``changes``, see :func:`rank_change_tables`);
-    for the others it is kept per move and reused while none of those digits changes.
-
-    Only the digits of the current group are kept (no token sequence): a nearby later
-    group is reached by counting (which changes digits ``last``, ``last - 1``, ... only),
-    a far one is decoded afresh. The loop calls no helper that takes an array: numba
+    ``j``; the rank change depends on the digits of the positions from ``i`` to ``j``
+    only (the *window*). It is read from a table indexed by those digits where the
+    window's digit tuples are few (:func:`move_table`); else it is computed from the
+    digits in O(|i - j|): for ``x < i``, ``seq[x] < t`` iff
+    ``digits[x] <= digits[i] + #{x < z < i : seq[z] < t}``; for ``x > i``, ``seq[x] < t``
+    iff ``digits[x] < digits[i] - #{i < z < x : seq[z] < t}``, and kept while the
+    window's digits stay the same. The loop calls no helper that takes an array: numba
     would count references to it, with atomic operations, on every call.
     """
-    m = n - 1
-    step = 2 if bipartite else 1
+    n, m, step, k, group_m, group_s, block_groups = consts[0], consts[1], consts[2], consts[3], consts[4], consts[5], consts[6]
+    bipartite = step == 2
     shift = step - 1
-    last = m - 1 - step
+    n_moves = moves.shape[0]
     digits = np.zeros(m, dtype=np.int64)
-    changed_at = np.zeros(m, dtype=np.int64)  # group at which each digit last changed
-    kept_at = np.full(sadj.shape[0], -1, dtype=np.int64)
-    kept = np.zeros(sadj.shape[0], dtype=np.int64)
+    base_block = np.full(n_moves, -1, dtype=np.int64)  # block for which base[e] holds
+    base = np.zeros(n_moves, dtype=np.int64)
+    kept_block = np.full(n_moves, -1, dtype=np.int64)  # block and window digits of kept[e]
+    kept_q = np.zeros(n_moves, dtype=np.int64)
+    kept = np.zeros(n_moves, dtype=np.int64)
     words = table.view(np.uint64)
     pat = pattern(value)
     count = 0
-    room = out.shape[0] - 2 * n - sadj.shape[0]
-    group = lo // n
-    base = group * n
-    parity = _decode(group * step, digits, m, fact)
-    for x in range(m):
-        changed_at[x] = group
+    room = out.shape[0] - n_moves
+    block = -1
+    block_start = 0
+    block_end = 0
+    prefix_parity = 0
+    filled = -1  # the state whose suffix digits are in ``digits``
     w = lo >> 5
     end = (hi + 31) >> 5
     found = match_word(words[w], pat) & ~((_ONE << np.uint64((lo & 31) << 1)) - _ONE)
     while True:
         while found == 0:
             w += 1
-            if w & _BLOCK_WORD_MASK == 0:  # a new block: skip it if its flag is clear
+            if w & _BLOCK_WORD_MASK == 0:  # a new block of the table: skip it if its flag is clear
                 while w < end and blocks[w >> _BLOCK_WORD_BITS] == 0:
                     w += _BLOCK_WORD_MASK + 1
             if w >= end:
@@ -211,131 +231,150 @@ def expand_groups(table, lo, hi, value, blocks, n, sptr, sadj, bipartite, need, 
             return count, hi
         if count > room:
             return count, i
-        if i - base >= _STEP_GAP * n:
-            group = i // n
-            base = group * n
-            parity = _decode(group * step, digits, m, fact)
-            for x in range(m):
-                changed_at[x] = group
-        while i - base >= n:
-            group += 1
-            base += n
-            x = last
-            parity ^= 1
-            digits[x] += 1
-            changed_at[x] = group
-            while digits[x] == m - x:
-                digits[x] = 0
-                parity ^= (m - x + 1) & 1
-                x -= 1
-                digits[x] += 1
-                changed_at[x] = group
-        b = i - base
-        rb = group * step
-        if bipartite and m >= 2:
-            odd = 1 if parity != need[b] else 0
-            digits[m - 2] = odd
-            rb += odd
+        group = mul_shift(i, group_m, group_s)
+        if group >= block_end:  # a new block of groups: decode its prefix digits
+            block = group // block_groups
+            block_start = block * block_groups
+            block_end = block_start + block_groups
+            r = block
+            prefix_parity = 0
+            for x in range(k - 1, -1, -1):
+                q = r // (m - x)
+                digits[x] = r - q * (m - x)
+                prefix_parity += digits[x]
+                r = q
+        off = group - block_start
+        sd = suffix[off]
+        b = i - group * n
+        rank = group * step
+        off2 = off * step
+        odd = 0
+        if bipartite:
+            odd = (prefix_parity ^ np.int64(sd >> 31) ^ need[b]) & 1
+            rank += odd
+            off2 += odd
         for e in range(sptr[b], sptr[b + 1]):
-            u = sadj[e]
-            if u > b:
-                src, dst, top = u - 1, b, u - 1
-            else:
-                src, dst, top = u, b - 1, b - 1
-            if table_at[e] >= 0:  # a window near the end: read the change
-                idx = 0
-                for x in range(min(src, dst), top + 1):
-                    idx = idx * (m - x) + digits[x]
-                out[count] = ((rb + changes[table_at[e] + idx]) >> shift) * n + u
-                count += 1
-                continue
-            if top <= last and kept_at[e] >= changed_at[top]:
-                out[count] = ((rb + kept[e]) >> shift) * n + u
-                count += 1
-                continue
-            t = digits[src]
-            r = 0
-            if u > b:
-                below = 0
-                for x in range(src - 1, dst - 1, -1):
-                    d = digits[x]
-                    smaller = 1 if d <= t + below else 0
-                    below += smaller
-                    r += (d - 1 + smaller) * fact[m - 2 - x] - d * fact[m - 1 - x]
-                r += (t + below) * fact[m - 1 - dst] - t * fact[m - 1 - src]
-            else:
-                k = t
-                for x in range(src + 1, dst + 1):
-                    d = digits[x]
-                    smaller = 1 if d < k else 0
-                    k -= smaller
-                    r += (d + 1 - smaller) * fact[m - x] - d * fact[m - 1 - x]
-                r += k * fact[m - 1 - dst] - t * fact[m - 1 - src]
-            kept[e] = r
-            kept_at[e] = group
-            out[count] = ((rb + r) >> shift) * n + u
+            q = (off2 * moves[e, _QM]) >> moves[e, _QS]  # the window's suffix digits
+            at = moves[e, _AT]
+            if at >= 0:  # read the change from the window's table
+                if base_block[e] != block:
+                    h = 0
+                    for x in range(moves[e, _LOW], min(moves[e, _TOP] + 1, k)):
+                        h = h * (m - x) + digits[x]
+                    base[e] = h * moves[e, _CROSS]
+                    base_block[e] = block
+                c = q - ((q * moves[e, _CM]) >> moves[e, _CS]) * moves[e, _C]
+                r = changes[at + base[e] + c]
+            elif kept_block[e] == block and kept_q[e] == q:
+                r = kept[e]
+            else:  # compute it from the digits, and keep it
+                if filled != i:
+                    s = np.int64(sd)
+                    for x in range(k, m):
+                        digits[x] = s & 7
+                        s >>= 3
+                    if bipartite and m >= 2:
+                        digits[m - 2] = odd
+                    filled = i
+                r = _window_change(digits, moves[e, _SRC], moves[e, _DST], m, fact)
+                kept_block[e] = block
+                kept_q[e] = q
+                kept[e] = r
+            out[count] = ((rank + r) >> shift) * n + moves[e, _U]
             count += 1
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def _fill_changes(m, src, dst, fact, out):
     """``out[idx]``: the rank change when the token at sequence position ``src`` moves to
-    ``dst``, for the Lehmer digits of positions ``min..max(src, dst)`` whose Horner index
-    (digit ``x`` in radix ``m - x``) is ``idx``.
-
-    Computed the plain way, independently of :func:`expand_groups`: a sequence with those
-    digits (the others 0) is decoded, the token moved, and the result ranked afresh. The
-    change does not depend on the other digits.
-    """
-    lo, hi = min(src, dst), max(src, dst)
-    seq = np.empty(m, dtype=np.int64)
+    ``dst``, for the Lehmer digits of positions ``low..top`` (between ``src`` and ``dst``)
+    whose Horner index (digit ``x`` in radix ``m - x``, ``low`` first) is ``idx``. The
+    digits are counted through in that order, odometer-like."""
+    low, top = min(src, dst), max(src, dst)
+    digits = np.zeros(m, dtype=np.int64)
     for idx in range(out.shape[0]):
-        rest = idx
-        r = 0
-        for x in range(hi, lo - 1, -1):
-            r += (rest % (m - x)) * fact[m - 1 - x]
-            rest //= m - x
-        _unrank_perm(r, m, fact, seq)
-        t = seq[src]
-        if dst < src:
-            seq[dst + 1 : src + 1] = seq[dst:src].copy()
-        else:
-            seq[src:dst] = seq[src + 1 : dst + 1].copy()
-        seq[dst] = t
-        out[idx] = _rank_perm(seq, m, fact) - r
+        out[idx] = _window_change(digits, src, dst, m, fact)
+        x = top
+        digits[x] += 1
+        while x > low and digits[x] == m - x:
+            digits[x] = 0
+            x -= 1
+            digits[x] += 1
 
 
-#: Most entries of one rank-change table (8 bytes each).
-CHANGE_TABLE_LIMIT = 1 << 16
+#: Most entries of one rank-change table (4 bytes each where the changes fit).
+CHANGE_TABLE_LIMIT = 1 << 19
+#: Most Lehmer digits in the suffix (read per group from a table of at most 8! entries).
+SUFFIX_DIGITS = 8
 
 
-def rank_change_tables(n, sptr, sadj, bipartite, fact):
-    """Tables of rank changes for the shift moves whose window ends within three digits
-    of the group counter's last digit (their digits change every few groups, so a kept
-    change is rarely reused) and has at most ``CHANGE_TABLE_LIMIT`` digit tuples.
+def suffix_digits(m: int, bipartite: bool, most: int = SUFFIX_DIGITS) -> int:
+    """Digits in the suffix: ``min(m, most)``, at least 2 on bipartite graphs (the parity
+    digit ``m - 2`` is in it), at most 8 (3 bits a digit in :func:`suffix_table`)."""
+    return max(min(m, most, 8), 2 if bipartite else 1)
 
-    Returns ``(table_at, changes)``: ``table_at[e]`` is the offset of move ``e``'s table
-    in ``changes``, or -1 for moves without one.
+
+def suffix_table(length: int, step: int) -> np.ndarray:
+    """For each group offset ``off`` in a block: the Lehmer digits of the suffix rank
+    ``off * step`` among the ``length!`` orders (3 bits each, first digit lowest) and,
+    at bit 31, the parity of their sum."""
+    rest = np.arange(0, factorial(length), step, dtype=np.int64)
+    word = np.zeros(len(rest), dtype=np.int64)
+    total = np.zeros(len(rest), dtype=np.int64)
+    for j in range(length - 1, -1, -1):  # the last digit (radix 1) first
+        rest, d = np.divmod(rest, length - j)
+        word |= d << (3 * j)
+        total += d
+    return (word | ((total & 1) << 31)).astype(np.uint32)
+
+
+def move_table(n, sptr, sadj, step, k, fact, limit=CHANGE_TABLE_LIMIT):
+    """Per move (``sptr``/``sadj`` order) the constants :func:`expand_groups` reads, one
+    row each (columns ``_U`` ... ``_CROSS``), and the concatenated rank-change tables.
+
+    A move from node ``b`` to ``u`` shifts the token at sequence position ``src`` to
+    ``dst``; its window is positions ``low..top``. With ``L = m - k`` suffix digits and
+    ``off2`` the suffix rank (``< L!``):
+
+    * ``q = off2 // F`` (``_QM``, ``_QS``), ``F = (m-1-top)!`` if ``top >= k`` else ``L!``:
+      the window's suffix digits ``k..top`` as one number (0 if there are none);
+    * the window's table (at ``_AT``; -1 if it has more than ``limit`` digit tuples,
+      then the change is computed and kept) is indexed by the window's digits in Horner
+      order: ``h * _CROSS + q`` if ``low < k``, where ``h`` is the Horner value of the
+      prefix digits ``low..k-1`` and ``_CROSS`` the number of tuples of digits ``k..top``;
+      ``q mod _C`` (``_CM``, ``_CS``) if ``low >= k``.
     """
     m = n - 1
-    last = m - 1 - (2 if bipartite else 1)
-    table_at = np.full(max(len(sadj), 1), -1, dtype=np.int64)
-    tables = []
-    offset = 0
+    length = m - k
+    rows, tables, offset = [], [], 0
     for b in range(n):
         for e in range(sptr[b], sptr[b + 1]):
             u = int(sadj[e])
             src, dst = (u - 1, b) if u > b else (u, b - 1)
-            lo, top = min(src, dst), max(src, dst)
-            size = int(np.prod([m - x for x in range(lo, top + 1)]))
-            if top < last - 2 or size > CHANGE_TABLE_LIMIT:
-                continue
-            changes = np.empty(size, dtype=np.int64)
-            _fill_changes(m, src, dst, fact, changes)
-            table_at[e] = offset
-            offset += size
-            tables.append(changes)
-    return table_at, (np.concatenate(tables) if tables else np.zeros(1, dtype=np.int64))
+            low, top = min(src, dst), max(src, dst)
+            f = fact[m - 1 - top] if top >= k else fact[length]
+            qm, qs = divisor(int(f), int(fact[length]))
+            c, cm, cs, cross = 1, 0, 0, 0
+            if low >= k:
+                c = int(fact[m - low] // fact[m - 1 - top])
+                cm, cs = divisor(c, int(fact[length] // f))
+            elif top >= k:
+                cross = int(fact[length] // f)
+            else:
+                cross = 1
+            size = int(fact[m - low] // fact[m - 1 - top])
+            at = -1
+            if size <= limit:
+                changes = np.empty(size, dtype=np.int64)
+                _fill_changes(m, src, dst, fact, changes)
+                tables.append(changes)
+                at, offset = offset, offset + size
+            rows.append([u, src, dst, low, top, qm, qs, c, cm, cs, at, cross])
+    moves = np.array(rows or [[0] * 12], dtype=np.int64)
+    changes = np.concatenate(tables) if tables else np.zeros(1, dtype=np.int64)
+    if len(changes) and np.abs(changes).max() < 2**31:
+        changes = changes.astype(np.int32)
+    return moves, changes
 
 
 def _rank_steps(n: int, up_nodes, down_nodes) -> tuple[np.ndarray, np.ndarray]:
@@ -382,15 +421,27 @@ class TokenIndex:
         The moves to node ``b +- 1`` (None if the graph has none): they keep the group, so
         they go to the next or the previous rank. :meth:`expand` leaves them out; the
         engine applies them in place when it closes the layer (no mark, no merge).
+    consts, moves, changes, suffix : ndarray
+        What the kernel :func:`expand_groups` reads: ``consts`` = (n, m = n - 1, ranks per
+        group of sequences ``step``, prefix digits ``k``, ``divisor(n)`` as two numbers,
+        groups per block = ``len(suffix)``); ``moves``/``changes``: :func:`move_table`;
+        ``suffix``: :func:`suffix_table` of the ``m - k`` suffix digits. About 5 MB at
+        most (6x2: 4.6 MB of rank-change tables), built in tens of milliseconds.
+
+    Parameters
+    ----------
+    suffix_length, table_limit
+        Digits in the suffix (:func:`suffix_digits`) and most entries of a rank-change
+        table (:func:`move_table`): they change the kernel's speed, never the ranks.
     """
 
-    def __init__(self, puzzle):
+    def __init__(self, puzzle, suffix_length: int = SUFFIX_DIGITS, table_limit: int = CHANGE_TABLE_LIMIT):
         g = puzzle.graph
         n = g.n
         if n > MAX_NODES:
             raise ValueError(f"state index limited to {MAX_NODES} nodes, got {n}")
         self.n = n
-        self.bipartite = g.is_bipartite
+        self.bipartite = g.is_bipartite and n >= 3  # two nodes: one sequence, nothing to halve
         self.fact = np.array([factorial(i) for i in range(n + 1)], dtype=np.int64)
         self.ptr = np.zeros(n + 1, dtype=np.int64)
         self.ptr[1:] = np.cumsum([len(a) for a in g.neighbors])
@@ -402,11 +453,16 @@ class TokenIndex:
         up = [b for b in range(n - 1) if b + 1 in g.neighbors[b]]
         down = [b for b in range(1, n) if b - 1 in g.neighbors[b]]
         self.rank_steps = _rank_steps(n, up, down) if up or down else None
-        self.table_at, self.changes = rank_change_tables(n, self.sptr, self.sadj, self.bipartite, self.fact)
         self.need = needed_parity(g.neighbors, g.colouring, puzzle.goal) if self.bipartite else np.zeros(n, np.int64)
         self.size = n * (factorial(n - 1) // (2 if self.bipartite else 1))
         self.minimal = puzzle.reachable_count() == self.size
         self.group = n
+        step = 2 if self.bipartite else 1
+        length = suffix_digits(n - 1, self.bipartite, suffix_length)
+        k = n - 1 - length
+        self.moves, self.changes = move_table(n, self.sptr, self.sadj, step, k, self.fact, table_limit)
+        self.suffix = suffix_table(length, step)
+        self.consts = np.array([n, n - 1, step, k, *divisor(n, max(self.size, 1)), len(self.suffix)], dtype=np.int64)
         self.max_degree = max(len(a) for a in g.neighbors)
         self.scheme = f"token-group-lex/{'half' if self.bipartite else 'full'}/v1"
 
@@ -420,9 +476,10 @@ class TokenIndex:
 
     def expand(self, table, lo: int, hi: int, value: int, blocks, out: np.ndarray) -> tuple[int, int]:
         """Write neighbours of the frontier states (entry ``value``; ``blocks``: flags that
-        cover them) in ``[lo, hi)`` into ``out``: every UNSEEN one (and maybe some reached
-        ones, which the merge drops) except those by the moves of :attr:`rank_steps`.
+        cover them) in ``[lo, hi)`` into ``out``: all of them (the merge drops the reached
+        ones) except those by the moves of :attr:`rank_steps`.
 
         Returns ``(count, next)``: the marks written, and where to continue (``hi`` when done).
         """
-        return expand_groups(table, lo, hi, value, blocks, self.n, self.sptr, self.sadj, self.bipartite, self.need, self.fact, self.table_at, self.changes, out)
+        return expand_groups(table, lo, hi, value, blocks, self.consts, self.sptr, self.moves, self.need, self.fact,
+                             self.suffix, self.changes, out)
