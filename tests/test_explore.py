@@ -115,26 +115,44 @@ def test_suffix_table_digits_and_parity(length, step):
         assert int(table[off]) >> 31 == sum(digits) & 1
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(st.sampled_from(["3x3", "4x3", "6x2", "jump:7:1,2", "jump:6:1,3", "3x2"]), st.integers(0, 2**32 - 1),
        st.integers(1, 2), st.booleans())
 def test_rank_steps_match_plain_python(name, seed, value, close):
-    """close_and_step (word at a time, carries between words) against a loop over states."""
-    from puzzlespace.explore.table import close_and_step, new_blocks
+    """close_and_step (vector loops, carries between words and across blocks, blocks
+    whose flag is clear) against a loop over states."""
+    from puzzlespace.explore.table import BLOCK_BITS, close_and_step, new_blocks
 
     p = ps.load_puzzle(name)
     ix = p.state_index()
     n, neighbors = ix.n, p.graph.neighbors
     rng = np.random.default_rng(seed)
-    size = min(ix.size, 40 * 32 * n)
-    table = rng.integers(0, 256, len(new_table(ix.size)), dtype=np.uint8)
+    table = _random_table(name).copy()
     for j in range(ix.size, 4 * len(table)):  # the padding is UNSEEN, as in new_table
         set2(table, j, 3)
     span = 32 * n  # a multiple of 32 and of the group
-    lo = span * int(rng.integers(0, size // span))
+    block = 1 << BLOCK_BITS
+    if ix.size > 2 * block and rng.integers(0, 2):  # just before the start of a block
+        edge = block * int(rng.integers(1, ix.size // block))
+        lo = span * max(0, edge // span - int(rng.integers(0, 4)))
+    else:
+        lo = span * int(rng.integers(0, min(ix.size, 40 * span) // span))
     hi = min(ix.size, lo + span * int(rng.integers(1, 6)))
-    new = 3 - value
     entry = lambda t, j: (t[j >> 2] >> ((j & 3) << 1)) & 3  # noqa: E731
+    flags = rng.integers(0, 2, len(new_blocks(ix.size))).astype(np.uint8)
+    for i in range(lo, hi):  # a clear flag: no state of value in the block
+        if not flags[i >> BLOCK_BITS] and entry(table, i) == value:
+            set2(table, i, 0)
+    _assert_close_and_step(ix, neighbors, table, lo, hi, value, flags, close)
+
+
+def _assert_close_and_step(ix, neighbors, table, lo, hi, value, flags, close):
+    """close_and_step on ``table`` against a plain loop over the states of [lo, hi)."""
+    from puzzlespace.explore.table import BLOCK_BITS, close_and_step
+
+    n = ix.n
+    entry = lambda t, j: (t[j >> 2] >> ((j & 3) << 1)) & 3  # noqa: E731
+    new = 3 - value
     want = table.copy()
     fresh = set()
     for i in range(lo, hi):
@@ -148,12 +166,36 @@ def test_rank_steps_match_plain_python(name, seed, value, close):
         for i in range(lo, hi):
             if entry(table, i) == value:
                 set2(want, i, 0)
-    following = np.zeros_like(new_blocks(ix.size))
+    following = np.zeros_like(flags)
     up, down = ix.rank_steps
-    added = close_and_step(table, lo, hi, value, np.ones_like(following), new, following, up, down, close)
+    added = close_and_step(table, lo, hi, value, flags, new, following, up, down, close)
     assert added == len(fresh)
     assert np.array_equal(table, want)
-    assert {k for k in range(len(following)) if following[k]} == {j >> 16 for j in fresh}
+    assert {k for k in range(len(following)) if following[k]} == {j >> BLOCK_BITS for j in fresh}
+
+
+@pytest.mark.parametrize("name", ["6x2", "3x3"])
+@pytest.mark.parametrize("direction", ["up", "down"])
+@pytest.mark.parametrize("other_flag", [0, 1])
+def test_rank_steps_across_a_block_edge(name, direction, other_flag):
+    """A step from the last state of a block up to the first of the next, or from that
+    one down, whether or not the other block's flag is set."""
+    from puzzlespace.explore.table import BLOCK_BITS, new_blocks
+
+    p = ps.load_puzzle(name)
+    ix = p.state_index()
+    edge = next(k << BLOCK_BITS for k in range(1, ix.size >> BLOCK_BITS)
+                if (k << BLOCK_BITS) % ix.n - 1 in p.graph.neighbors[(k << BLOCK_BITS) % ix.n])
+    source = edge - 1 if direction == "up" else edge
+    span = 32 * ix.n
+    lo, hi = span * (edge // span - 1), span * (edge // span + 2)
+    for close in (False, True):
+        table = new_table(ix.size)
+        flags = np.zeros_like(new_blocks(ix.size))
+        flags[(edge - 1) >> BLOCK_BITS] = flags[edge >> BLOCK_BITS] = other_flag
+        flags[source >> BLOCK_BITS] = 1
+        set2(table, source, 1)
+        _assert_close_and_step(ix, p.graph.neighbors, table, lo, hi, 1, flags, close)
 
 
 def test_expansion_resumes_when_its_buffer_is_full():

@@ -40,6 +40,7 @@ MERGE_PREFETCH = 16
 #: States per block flag: 2**16 (16 KiB of table, 2,048 words).
 BLOCK_BITS = 16
 _BLOCK_WORD_BITS = BLOCK_BITS - 5
+_BLOCK_WORDS = 1 << _BLOCK_WORD_BITS
 _LOW = np.uint64(0x5555555555555555)
 _ONE = np.uint64(1)
 _ZERO = np.uint64(0)
@@ -231,53 +232,74 @@ def close_and_step(table, lo, hi, value, blocks, new, following, up, down, close
     steps must not cross ``lo`` or ``hi``, which are multiples of 32 (``hi``: or the
     table's size), so that threads may work on disjoint spans at once; ``blocks`` cover
     the states of ``value``.
+
+    Block by block, in two loops over plain slices that the compiler turns into vector
+    instructions (4x3 and 6x2 layers: 10-11 ms against 33-45 ms for a word-at-a-time
+    loop with branches): the matching entries and their steps up and down, then every
+    word's targets (its own, and those carried in from the words either side).
     """
     words = table.view(np.uint64)
     pat = pattern(value)
+    first = lo >> 5
     end = (hi + 31) >> 5
-    period = up.shape[0]
-    step = 32 % period
+    n = up.shape[0]
+    period = n // np.gcd(n, 32)  # words after which the pattern of moves repeats
+    up_at = np.empty(_BLOCK_WORDS + period, dtype=np.uint64)  # masks of word j of a period
+    down_at = np.empty(_BLOCK_WORDS + period, dtype=np.uint64)
+    for j in range(up_at.shape[0]):
+        up_at[j] = up[(j * 32) % n]
+        down_at[j] = down[(j * 32) % n]
+    found = np.empty(_BLOCK_WORDS, dtype=np.uint64)
+    ups = np.zeros(_BLOCK_WORDS + 1, dtype=np.uint64)  # ups[j + 1]: word j's; ups[0]: the word before's
+    downs = np.zeros(_BLOCK_WORDS + 2, dtype=np.uint64)  # downs[j + 1]: word j's; then the word after's
     keep = np.uint64(2 - new)  # UNSEEN (0b11) becomes new by clearing the other bit
+    closing = _ZERO - np.uint64(1 if close else 0)
     added = 0
-    w = lo >> 5
-    while w < end:  # block by block, word by word (a walk that skips words was slower)
-        block = w >> _BLOCK_WORD_BITS
-        stop = min(end, (block + 1) << _BLOCK_WORD_BITS)
-        if blocks[block] == 0:
-            w = stop
-            continue
-        phase = (w << 5) % period  # the rank of the word's first state, modulo the period
-        fresh = _ZERO
-        for v in range(w, stop):
-            m = match_word(words[v], pat)
-            ups, downs = m & up[phase], m & down[phase]
-            phase += step
-            phase -= period * np.int64(phase >= period)
-            if m == 0:
-                continue
-            x = words[v]
-            hit = ((ups << np.uint64(2)) | (downs >> np.uint64(2))) & x & (x >> _ONE) & _LOW
-            x &= ~(hit << keep)
-            if close:
-                x &= ~(m | (m << _ONE))
-            words[v] = x
-            added += popcount(hit)
-            fresh |= hit
-            # steps into the next and the previous word (written out: a helper taking the
-            # array would cost numba's atomic reference counting on every call)
-            u, hit = v + 1, ups >> np.uint64(62)
-            for _ in range(2):
+    carry = _ZERO  # steps up of the last word before (its original entries)
+    start = first & ~(_BLOCK_WORDS - 1)
+    for block in range(start >> _BLOCK_WORD_BITS, ((end - 1) >> _BLOCK_WORD_BITS) + 1):
+        a = max(block << _BLOCK_WORD_BITS, first)
+        b = min((block + 1) << _BLOCK_WORD_BITS, end)
+        after = _ZERO  # steps down of the word after the block, into its last word
+        if b < end and blocks[block + 1] != 0:
+            after = match_word(words[b], pat) & down_at[b % period] & _ONE
+        if blocks[block] == 0:  # no state of value here, but steps may come in at either end
+            for w, hit in ((a, carry >> np.uint64(62)), (b - 1, after << np.uint64(62))):
+                x = words[w]
+                hit &= x & (x >> _ONE)
                 if hit != 0:
-                    x = words[u]
-                    hit &= x & (x >> _ONE) & _LOW
-                    if hit != 0:
-                        words[u] = x & ~(hit << keep)
-                        following[u >> _BLOCK_WORD_BITS] = 1
-                        added += popcount(hit)
-                u, hit = v - 1, (downs & _ONE) << np.uint64(62)
+                    words[w] = x & ~(hit << keep)
+                    following[block] = 1
+                    added += popcount(hit)
+            carry = _ZERO
+            continue
+        count = b - a
+        ws, fs = words[a:b], found[:count]
+        us, ds = ups[1:count + 1], downs[1:count + 1]
+        phase = a % period
+        up_w, down_w = up_at[phase:phase + count], down_at[phase:phase + count]
+        for j in range(count):
+            m = match_word(ws[j], pat)
+            fs[j] = m
+            us[j] = m & up_w[j]
+            ds[j] = m & down_w[j]
+        ups[0] = carry
+        downs[count + 1] = after
+        before, next_down = ups[:count], downs[2:count + 2]
+        fresh = _ZERO
+        total = 0
+        for j in range(count):
+            x = ws[j]
+            hit = ((us[j] << np.uint64(2)) | (ds[j] >> np.uint64(2)) | (before[j] >> np.uint64(62))
+                   | ((next_down[j] & _ONE) << np.uint64(62))) & x & (x >> _ONE) & _LOW
+            m = fs[j]
+            ws[j] = x & ~(hit << keep) & ~((m | (m << _ONE)) & closing)
+            total += popcount(hit)
+            fresh |= hit
+        added += total
         if fresh != 0:
             following[block] = 1
-        w = stop
+        carry = ups[count]
     return added
 
 
