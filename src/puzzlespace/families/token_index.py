@@ -33,6 +33,7 @@ from .base import State
 
 MAX_NODES = 20
 _ONE = np.uint64(1)
+_ZERO = np.uint64(0)
 _BLOCK_WORD_BITS = BLOCK_BITS - 5
 _BLOCK_WORD_MASK = (1 << _BLOCK_WORD_BITS) - 1
 
@@ -162,37 +163,38 @@ def _window_change(digits, src, dst, m, fact):
 
 # Columns of a move's row in ``TokenIndex.moves`` (see :func:`move_table`).
 _U, _SRC, _DST, _LOW, _TOP, _QM, _QS, _C, _CM, _CS, _AT, _CROSS = range(12)
+#: Words of the table the kernel matches at once (in vector instructions) before it walks their states.
+_SEGMENT = 256
 
 
 @nb.njit(cache=True, nogil=True)
 def expand_groups(table, lo, hi, value, blocks, consts, sptr, moves, need, fact, suffix, changes, out):
-    """Neighbours of the frontier states in ranks ``[lo, hi)`` that are not yet reached,
-    except those by moves to node ``b +- 1`` (see :attr:`TokenIndex.rank_steps`).
+    """Neighbours of the frontier states in ranks ``[lo, hi)``, except those by moves to
+    node ``b +- 1`` (see :attr:`TokenIndex.rank_steps`).
 
     Reads only: a state is expanded when its table entry is ``value`` (``blocks``: flags
     that cover those states, see :mod:`puzzlespace.explore.table`). Writes into ``out``
-    the ranks of its neighbours: every UNSEEN one, and also the reached ones (a move that
-    shifts a token along the sequence lands anywhere in the table, and reading the entry
-    there costs more than letting the merge, which reads it anyway, drop it); duplicates
-    possible. Stops early when ``out`` could overflow; returns ``(count, next)``, where
-    the states from ``next`` on are still to be expanded (``next == hi`` when done).
+    the ranks of all its neighbours, reached or not (a move that shifts a token along the
+    sequence lands anywhere in the table, and reading the entry there costs more than
+    letting the merge, which reads it anyway, drop it). Stops early when ``out`` could
+    overflow; returns ``(count, next)``, where the states from ``next`` on are still to
+    be expanded (``next == hi`` when done).
 
-    The sequence's Lehmer digits are split into a *prefix* (positions ``0..k-1``), fixed
-    within a *block* of consecutive groups and decoded once per block, and a *suffix*
-    (positions ``k..m-1``) whose digits and parity are read from ``suffix`` at the
-    group's offset in its block: no division, no counting, however far apart the
-    frontier states are (``consts`` and ``suffix``: see :class:`TokenIndex`).
+    The table is matched ``_SEGMENT`` words at a time in vector instructions, and the
+    words with frontier states listed without a branch on them; then their states are
+    expanded. The sequence's Lehmer digits are split into a *prefix* (positions
+    ``0..k-1``), fixed within a *block* of consecutive groups and decoded once per block,
+    and a *suffix* (positions ``k..m-1``) whose digits and parity are read from
+    ``suffix`` at the group's offset in its block: no division, no counting, however far
+    apart the frontier states are (``consts`` and ``suffix``: see :class:`TokenIndex`).
 
     Every move listed (``sptr``/``moves``: per node, the moves that are not to
-    ``b +- 1``) shifts one token ``t`` along the sequence, from position ``i`` to
-    ``j``; the rank change depends on the digits of the positions from ``i`` to ``j``
-    only (the *window*). It is read from a table indexed by those digits where the
-    window's digit tuples are few (:func:`move_table`); else it is computed from the
-    digits in O(|i - j|): for ``x < i``, ``seq[x] < t`` iff
-    ``digits[x] <= digits[i] + #{x < z < i : seq[z] < t}``; for ``x > i``, ``seq[x] < t``
-    iff ``digits[x] < digits[i] - #{i < z < x : seq[z] < t}``, and kept while the
-    window's digits stay the same. The loop calls no helper that takes an array: numba
-    would count references to it, with atomic operations, on every call.
+    ``b +- 1``) shifts one token along the sequence; the rank change depends on the
+    digits of the positions it passes only (the *window*). It is read from a table
+    indexed by those digits where the window's digit tuples are few (:func:`move_table`),
+    else computed (:func:`_window_change`) and kept while the window's digits stay the
+    same. Apart from that computation, the loop calls no helper that takes an array:
+    numba would count references to it, with atomic operations, on every call.
     """
     n, m, step, k, group_m, group_s, block_groups = consts[0], consts[1], consts[2], consts[3], consts[4], consts[5], consts[6]
     bipartite = step == 2
@@ -215,73 +217,86 @@ def expand_groups(table, lo, hi, value, blocks, consts, sptr, moves, need, fact,
     filled = -1  # the state whose suffix digits are in ``digits``
     w = lo >> 5
     end = (hi + 31) >> 5
-    found = match_word(words[w], pat) & ~((_ONE << np.uint64((lo & 31) << 1)) - _ONE)
-    while True:
-        while found == 0:
-            w += 1
-            if w & _BLOCK_WORD_MASK == 0:  # a new block of the table: skip it if its flag is clear
-                while w < end and blocks[w >> _BLOCK_WORD_BITS] == 0:
-                    w += _BLOCK_WORD_MASK + 1
-            if w >= end:
-                return count, hi
-            found = match_word(words[w], pat)
-        i = (w << 5) + (lowest_bit(found) >> 1)
-        found &= found - _ONE
-        if i >= hi:
-            return count, hi
-        if count > room:
-            return count, i
-        group = mul_shift(i, group_m, group_s)
-        if group >= block_end:  # a new block of groups: decode its prefix digits
-            block = group // block_groups
-            block_start = block * block_groups
-            block_end = block_start + block_groups
-            r = block
-            prefix_parity = 0
-            for x in range(k - 1, -1, -1):
-                q = r // (m - x)
-                digits[x] = r - q * (m - x)
-                prefix_parity += digits[x]
-                r = q
-        off = group - block_start
-        sd = suffix[off]
-        b = i - group * n
-        rank = group * step
-        off2 = off * step
-        odd = 0
-        if bipartite:
-            odd = (prefix_parity ^ np.int64(sd >> 31) ^ need[b]) & 1
-            rank += odd
-            off2 += odd
-        for e in range(sptr[b], sptr[b + 1]):
-            q = (off2 * moves[e, _QM]) >> moves[e, _QS]  # the window's suffix digits
-            at = moves[e, _AT]
-            if at >= 0:  # read the change from the window's table
-                if base_block[e] != block:
-                    h = 0
-                    for x in range(moves[e, _LOW], min(moves[e, _TOP] + 1, k)):
-                        h = h * (m - x) + digits[x]
-                    base[e] = h * moves[e, _CROSS]
-                    base_block[e] = block
-                c = q - ((q * moves[e, _CM]) >> moves[e, _CS]) * moves[e, _C]
-                r = changes[at + base[e] + c]
-            elif kept_block[e] == block and kept_q[e] == q:
-                r = kept[e]
-            else:  # compute it from the digits, and keep it
-                if filled != i:
-                    s = np.int64(sd)
-                    for x in range(k, m):
-                        digits[x] = s & 7
-                        s >>= 3
-                    if bipartite and m >= 2:
-                        digits[m - 2] = odd
-                    filled = i
-                r = _window_change(digits, moves[e, _SRC], moves[e, _DST], m, fact)
-                kept_block[e] = block
-                kept_q[e] = q
-                kept[e] = r
-            out[count] = ((rank + r) >> shift) * n + moves[e, _U]
-            count += 1
+    below_lo = (_ONE << np.uint64((lo & 31) << 1)) - _ONE  # entries of the first word before lo
+    matches = np.empty(_SEGMENT, dtype=np.uint64)
+    nonzero = np.empty(_SEGMENT, dtype=np.int64)
+    while w < end:
+        if w & _BLOCK_WORD_MASK == 0 and blocks[w >> _BLOCK_WORD_BITS] == 0:
+            w += _BLOCK_WORD_MASK + 1  # a block of the table whose flag is clear
+            continue
+        stop = min(end, (w | _BLOCK_WORD_MASK) + 1, w + _SEGMENT)
+        segment, found = words[w:stop], matches[:stop - w]
+        for j in range(stop - w):  # vector instructions
+            found[j] = match_word(segment[j], pat)
+        found[0] &= ~below_lo
+        below_lo = _ZERO
+        words_found = 0
+        for j in range(stop - w):  # no branch on the entries
+            nonzero[words_found] = j
+            words_found += np.int64(found[j] != 0)
+        for t in range(words_found):
+            bits = found[nonzero[t]]
+            first = (w + nonzero[t]) << 5
+            while bits != 0:
+                i = first + (lowest_bit(bits) >> 1)
+                bits &= bits - _ONE
+                if i >= hi:
+                    return count, hi
+                if count > room:
+                    return count, i
+                group = mul_shift(i, group_m, group_s)
+                if group >= block_end:  # a new block of groups: decode its prefix digits
+                    block = group // block_groups
+                    block_start = block * block_groups
+                    block_end = block_start + block_groups
+                    r = block
+                    prefix_parity = 0
+                    for x in range(k - 1, -1, -1):
+                        q = r // (m - x)
+                        digits[x] = r - q * (m - x)
+                        prefix_parity += digits[x]
+                        r = q
+                off = group - block_start
+                sd = suffix[off]
+                b = i - group * n
+                rank = group * step
+                off2 = off * step
+                odd = 0
+                if bipartite:
+                    odd = (prefix_parity ^ np.int64(sd >> 31) ^ need[b]) & 1
+                    rank += odd
+                    off2 += odd
+                for e in range(sptr[b], sptr[b + 1]):
+                    q = (off2 * moves[e, _QM]) >> moves[e, _QS]  # the window's suffix digits
+                    at = moves[e, _AT]
+                    if at >= 0:  # read the change from the window's table
+                        if base_block[e] != block:
+                            h = 0
+                            for x in range(moves[e, _LOW], min(moves[e, _TOP] + 1, k)):
+                                h = h * (m - x) + digits[x]
+                            base[e] = h * moves[e, _CROSS]
+                            base_block[e] = block
+                        c = q - ((q * moves[e, _CM]) >> moves[e, _CS]) * moves[e, _C]
+                        r = changes[at + base[e] + c]
+                    elif kept_block[e] == block and kept_q[e] == q:
+                        r = kept[e]
+                    else:  # compute it from the digits, and keep it
+                        if filled != i:
+                            s = np.int64(sd)
+                            for x in range(k, m):
+                                digits[x] = s & 7
+                                s >>= 3
+                            if bipartite and m >= 2:
+                                digits[m - 2] = odd
+                            filled = i
+                        r = _window_change(digits, moves[e, _SRC], moves[e, _DST], m, fact)
+                        kept_block[e] = block
+                        kept_q[e] = q
+                        kept[e] = r
+                    out[count] = ((rank + r) >> shift) * n + moves[e, _U]
+                    count += 1
+        w = stop
+    return count, hi
 
 
 @nb.njit(cache=True, nogil=True)
