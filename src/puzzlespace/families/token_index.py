@@ -22,6 +22,7 @@ are the index's rank steps, applied by the engine in place (:attr:`TokenIndex.ra
 
 from __future__ import annotations
 
+from functools import cached_property
 from math import factorial
 
 import numba as nb
@@ -286,7 +287,7 @@ def expand_groups(table, lo, hi, value, blocks, consts, sptr, moves, need, fact,
                             for x in range(k, m):
                                 digits[x] = s & 7
                                 s >>= 3
-                            if bipartite and m >= 2:
+                            if bipartite:
                                 digits[m - 2] = odd
                             filled = i
                         r = _window_change(digits, moves[e, _SRC], moves[e, _DST], m, fact)
@@ -436,12 +437,8 @@ class TokenIndex:
         The moves to node ``b +- 1`` (None if the graph has none): they keep the group, so
         they go to the next or the previous rank. :meth:`expand` leaves them out; the
         engine applies them in place when it closes the layer (no mark, no merge).
-    consts, moves, changes, suffix : ndarray
-        What the kernel :func:`expand_groups` reads: ``consts`` = (n, m = n - 1, ranks per
-        group of sequences ``step``, prefix digits ``k``, ``divisor(n)`` as two numbers,
-        groups per block = ``len(suffix)``); ``moves``/``changes``: :func:`move_table`;
-        ``suffix``: :func:`suffix_table` of the ``m - k`` suffix digits. About 5 MB at
-        most (6x2: 4.6 MB of rank-change tables), built in tens of milliseconds.
+    kernel_tables : tuple
+        What :meth:`expand` needs besides the table (built on first use).
 
     Parameters
     ----------
@@ -472,12 +469,7 @@ class TokenIndex:
         self.size = n * (factorial(n - 1) // (2 if self.bipartite else 1))
         self.minimal = puzzle.reachable_count() == self.size
         self.group = n
-        step = 2 if self.bipartite else 1
-        length = suffix_digits(n - 1, self.bipartite, suffix_length)
-        k = n - 1 - length
-        self.moves, self.changes = move_table(n, self.sptr, self.sadj, step, k, self.fact, table_limit)
-        self.suffix = suffix_table(length, step)
-        self.consts = np.array([n, n - 1, step, k, *divisor(n, max(self.size, 1)), len(self.suffix)], dtype=np.int64)
+        self.suffix_length, self.table_limit = suffix_length, table_limit
         self.max_degree = max(len(a) for a in g.neighbors)
         self.scheme = f"token-group-lex/{'half' if self.bipartite else 'full'}/v1"
 
@@ -489,6 +481,24 @@ class TokenIndex:
         _unrank_cells(np.int64(i), self.n, self.bipartite, self.need, self.fact, cells)
         return tuple(int(c) for c in cells)
 
+    @cached_property
+    def kernel_tables(self) -> tuple:
+        """What :func:`expand_groups` reads besides the table, built on first use (ranking
+        and unranking need none of it): ``(consts, sptr, moves, need, fact, suffix,
+        changes)``. ``consts`` = (n, m = n - 1, ranks per group of sequences ``step``,
+        prefix digits ``k``, ``divisor(n)`` as two numbers, groups per block =
+        ``len(suffix)``); ``moves``/``changes``: :func:`move_table`; ``suffix``:
+        :func:`suffix_table` of the ``m - k`` suffix digits. 6x2: 4.6 MB of rank-change
+        tables and 80 kB of suffix, built in about 30 ms."""
+        n = self.n
+        step = 2 if self.bipartite else 1
+        length = suffix_digits(n - 1, self.bipartite, self.suffix_length)
+        k = n - 1 - length
+        moves, changes = move_table(n, self.sptr, self.sadj, step, k, self.fact, self.table_limit)
+        suffix = suffix_table(length, step)
+        consts = np.array([n, n - 1, step, k, *divisor(n, max(self.size, 1)), len(suffix)], dtype=np.int64)
+        return consts, self.sptr, moves, self.need, self.fact, suffix, changes
+
     def expand(self, table, lo: int, hi: int, value: int, blocks, out: np.ndarray) -> tuple[int, int]:
         """Write neighbours of the frontier states (entry ``value``; ``blocks``: flags that
         cover them) in ``[lo, hi)`` into ``out``: all of them (the merge drops the reached
@@ -496,5 +506,4 @@ class TokenIndex:
 
         Returns ``(count, next)``: the marks written, and where to continue (``hi`` when done).
         """
-        return expand_groups(table, lo, hi, value, blocks, self.consts, self.sptr, self.moves, self.need, self.fact,
-                             self.suffix, self.changes, out)
+        return expand_groups(table, lo, hi, value, blocks, *self.kernel_tables, out)
