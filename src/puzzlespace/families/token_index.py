@@ -22,7 +22,7 @@ are the index's rank steps, applied by the engine in place (:attr:`TokenIndex.ra
 
 from __future__ import annotations
 
-from functools import cached_property
+import threading
 from math import factorial
 
 import numba as nb
@@ -362,7 +362,7 @@ def move_table(n, sptr, sadj, step, k, fact, limit=CHANGE_TABLE_LIMIT):
     """
     m = n - 1
     length = m - k
-    rows, tables, offset = [], [], 0
+    rows, windows, offset = [], [], 0
     for b in range(n):
         for e in range(sptr[b], sptr[b + 1]):
             u = int(sadj[e])
@@ -381,15 +381,15 @@ def move_table(n, sptr, sadj, step, k, fact, limit=CHANGE_TABLE_LIMIT):
             size = int(fact[m - low] // fact[m - 1 - top])
             at = -1
             if size <= limit:
-                changes = np.empty(size, dtype=np.int64)
-                _fill_changes(m, src, dst, fact, changes)
-                tables.append(changes)
+                windows.append((src, dst, offset, size))
                 at, offset = offset, offset + size
             rows.append([u, src, dst, low, top, qm, qs, c, cm, cs, at, cross])
     moves = np.array(rows or [[0] * 12], dtype=np.int64)
-    changes = np.concatenate(tables) if tables else np.zeros(1, dtype=np.int64)
-    if len(changes) and np.abs(changes).max() < 2**31:
-        changes = changes.astype(np.int32)
+    # a change moves only positions low.. of the sequence: |change| < (m - low)!
+    widest = max((int(fact[m - min(s, d)]) for s, d, _, _ in windows), default=0)
+    changes = np.zeros(max(offset, 1), dtype=np.int32 if widest < 2**31 else np.int64)
+    for src, dst, at, size in windows:  # filled in place: no copy of the tables in memory
+        _fill_changes(m, src, dst, fact, changes[at:at + size])
     return moves, changes
 
 
@@ -470,6 +470,7 @@ class TokenIndex:
         self.minimal = puzzle.reachable_count() == self.size
         self.group = n
         self.suffix_length, self.table_limit = suffix_length, table_limit
+        self._kernel, self._kernel_lock = None, threading.Lock()
         self.max_degree = max(len(a) for a in g.neighbors)
         self.scheme = f"token-group-lex/{'half' if self.bipartite else 'full'}/v1"
 
@@ -481,7 +482,7 @@ class TokenIndex:
         _unrank_cells(np.int64(i), self.n, self.bipartite, self.need, self.fact, cells)
         return tuple(int(c) for c in cells)
 
-    @cached_property
+    @property
     def kernel_tables(self) -> tuple:
         """What :func:`expand_groups` reads besides the table, built on first use (ranking
         and unranking need none of it): ``(consts, sptr, moves, need, fact, suffix,
@@ -489,7 +490,14 @@ class TokenIndex:
         prefix digits ``k``, ``divisor(n)`` as two numbers, groups per block =
         ``len(suffix)``); ``moves``/``changes``: :func:`move_table`; ``suffix``:
         :func:`suffix_table` of the ``m - k`` suffix digits. 6x2: 4.6 MB of rank-change
-        tables and 80 kB of suffix, built in about 30 ms."""
+        tables and 80 kB of suffix, built in about 30 ms, once (threads that ask at the
+        same time wait for it)."""
+        with self._kernel_lock:
+            if self._kernel is None:
+                self._kernel = self._build_kernel_tables()
+        return self._kernel
+
+    def _build_kernel_tables(self) -> tuple:
         n = self.n
         step = 2 if self.bipartite else 1
         length = suffix_digits(n - 1, self.bipartite, self.suffix_length)
