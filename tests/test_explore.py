@@ -121,7 +121,7 @@ def test_suffix_table_digits_and_parity(length, step):
 def test_rank_steps_match_plain_python(name, seed, value, close):
     """close_and_step (vector loops, carries between words and across blocks, blocks
     whose flag is clear) against a loop over states."""
-    from puzzlespace.explore.table import BLOCK_BITS, close_and_step, new_blocks
+    from puzzlespace.explore.table import BLOCK_BITS, new_blocks
 
     p = ps.load_puzzle(name)
     ix = p.state_index()

@@ -344,7 +344,7 @@ def suffix_table(length: int, step: int) -> np.ndarray:
     return (word | ((total & 1) << 31)).astype(np.uint32)
 
 
-def move_table(n, sptr, sadj, step, k, fact, limit=CHANGE_TABLE_LIMIT):
+def move_table(n, sptr, sadj, k, fact, limit=CHANGE_TABLE_LIMIT):
     """Per move (``sptr``/``sadj`` order) the constants :func:`expand_groups` reads, one
     row each (columns ``_U`` ... ``_CROSS``), and the concatenated rank-change tables.
 
@@ -502,7 +502,7 @@ class TokenIndex:
         step = 2 if self.bipartite else 1
         length = suffix_digits(n - 1, self.bipartite, self.suffix_length)
         k = n - 1 - length
-        moves, changes = move_table(n, self.sptr, self.sadj, step, k, self.fact, self.table_limit)
+        moves, changes = move_table(n, self.sptr, self.sadj, k, self.fact, self.table_limit)
         suffix = suffix_table(length, step)
         consts = np.array([n, n - 1, step, k, *divisor(n, max(self.size, 1)), len(suffix)], dtype=np.int64)
         return consts, self.sptr, moves, self.need, self.fact, suffix, changes
