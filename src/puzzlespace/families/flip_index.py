@@ -14,6 +14,7 @@ import numpy as np
 
 from ..explore.table import get2, next_in_layer, pattern
 from ..errors import PuzzleError
+from ..fastdiv import divisor, mul_shift
 from .base import State
 
 
@@ -39,17 +40,23 @@ def _unrank(i, orbit_cells, orbit_len, dig2pat, radix, cells):
 
 
 @nb.njit(cache=True, nogil=True)
-def expand_flip(table, lo, hi, value, blocks, orbit_cells, orbit_len, pat2dig, dig2pat, radix, mult,
-                src, flip, move_orbits, out):
+def expand_flip(table, lo, hi, value, blocks, radix, radix_m, radix_s, move_orbits, digit_change, out):
     """Unreached neighbours of the frontier states in ``[lo, hi)`` (read-only; see TokenIndex.expand).
 
-    A move touches only the orbits with a cell on its line (``move_orbits``), so the
-    neighbour's rank is the state's rank with those digits replaced.
+    A move maps every orbit onto itself and touches only the orbits with a cell on its
+    line (``move_orbits[m]``, -1 after the last), so the neighbour's rank is the state's
+    plus, per touched orbit ``o``, ``digit_change[m * K + k, d]``: the change of the rank
+    when the orbit's digit ``d`` becomes the moved pattern's (``K`` = ``move_orbits``'
+    columns). The states are walked in rank order and their digits kept by adding the
+    gap to the last one, odometer-like (``radix_m``, ``radix_s``: division by each radix
+    as a multiply and a shift, :mod:`puzzlespace.fastdiv`).
     """
-    n = src.shape[1]
-    cells = np.empty(n, dtype=np.int64)
+    n_orbits = radix.shape[0]
+    n_moves, per_move = move_orbits.shape
+    digits = np.zeros(n_orbits, dtype=np.int64)
+    current = 0  # the rank whose digits are in ``digits``
     count = 0
-    room = out.shape[0] - src.shape[0]
+    room = out.shape[0] - n_moves
     words = table.view(np.uint64)
     pat = pattern(value)
     i = lo - 1
@@ -59,20 +66,24 @@ def expand_flip(table, lo, hi, value, blocks, orbit_cells, orbit_len, pat2dig, d
             break
         if count > room:
             return count, i
-        _unrank(i, orbit_cells, orbit_len, dig2pat, radix, cells)
-        for m in range(src.shape[0]):
+        carry = i - current
+        current = i
+        x = 0
+        while carry != 0:
+            s = digits[x] + carry
+            if s < radix[x]:
+                digits[x] = s
+                break
+            carry = mul_shift(s, radix_m[x], radix_s[x])
+            digits[x] = s - carry * radix[x]
+            x += 1
+        for m in range(n_moves):
             j = i
-            for k in range(move_orbits.shape[1]):
+            for k in range(per_move):
                 o = move_orbits[m, k]
                 if o < 0:
                     break
-                old = 0
-                new = 0
-                for q in range(orbit_len[o]):
-                    c = orbit_cells[o, q]
-                    old |= cells[c] << q
-                    new |= (cells[src[m, c]] ^ flip[m, c]) << q
-                j += (pat2dig[o, new] - pat2dig[o, old]) * mult[o]
+                j += digit_change[m * per_move + k, digits[o]]
             if get2(table, j) == 3:
                 out[count] = j
                 count += 1
@@ -140,10 +151,34 @@ class FlipIndex:
         self.move_orbits = np.full((len(touched), max(map(len, touched))), -1, dtype=np.int64)
         for m, orbs in enumerate(touched):
             self.move_orbits[m, : len(orbs)] = orbs
+        self.digit_change = self._digit_changes(orbits)
+        self.radix_m, self.radix_s = (np.array(v, dtype=np.int64) for v in
+                                      zip(*(divisor(int(r), 2 * self.size) for r in radix)))
         self.group = 1
         self.max_degree = len(puzzle.lines)
         self.minimal = True
         self.scheme = "flip-orbit-mixed-radix/v1"
+
+    def _digit_changes(self, orbits) -> np.ndarray:
+        """Row ``m * K + k`` (``K`` = ``move_orbits``' columns), column ``d``: the change of
+        the rank when move ``m`` turns digit ``d`` of its ``k``-th orbit into the moved
+        pattern's digit. A move reverses its line and flips its colours, which maps each
+        orbit onto itself; refused otherwise."""
+        per_move = self.move_orbits.shape[1]
+        out = np.zeros((len(self.move_orbits) * per_move, 16), dtype=np.int64)
+        for m, orbs in enumerate(self.move_orbits):
+            for k, o in enumerate(orbs):
+                if o < 0:
+                    break
+                cells = list(orbits[o])
+                if any(int(self.src[m, c]) not in cells for c in cells):
+                    raise PuzzleError("a move maps an orbit's cells onto another orbit")
+                for d in range(int(self.radix[o])):
+                    old = int(self.dig2pat[o, d])
+                    new = sum((((old >> cells.index(int(self.src[m, c]))) & 1) ^ int(self.flip[m, c])) << q
+                              for q, c in enumerate(cells))
+                    out[m * per_move + k, d] = (int(self.pat2dig[o, new]) - d) * int(self.mult[o])
+        return out
 
     def rank(self, state: State) -> int:
         return int(_rank(np.asarray(state, dtype=np.int64), self.orbit_cells, self.orbit_len, self.pat2dig, self.mult))
@@ -155,5 +190,5 @@ class FlipIndex:
 
     def expand(self, table, lo: int, hi: int, value: int, blocks, out: np.ndarray) -> tuple[int, int]:
         """See :meth:`TokenIndex.expand <puzzlespace.families.token_index.TokenIndex.expand>`."""
-        return expand_flip(table, lo, hi, value, blocks, self.orbit_cells, self.orbit_len, self.pat2dig,
-                           self.dig2pat, self.radix, self.mult, self.src, self.flip, self.move_orbits, out)
+        return expand_flip(table, lo, hi, value, blocks, self.radix, self.radix_m, self.radix_s, self.move_orbits,
+                           self.digit_change, out)
