@@ -67,16 +67,29 @@ def test_fast_expansion_matches_reference(name, seed, value, suffix_length, tabl
     """The kernel against the decode-everything reference, on random tables, whatever the
     split between prefix and suffix digits and whichever windows have tables; the moves to
     node b +- 1 (rank steps) are left to the engine."""
+    from puzzlespace.explore.table import BLOCK_BITS, new_blocks
+
     p = ps.load_puzzle(name)
     ix = ti.TokenIndex(p, suffix_length, table_limit)
     neighbors = p.graph.neighbors
     rng = np.random.default_rng(seed)
     table = _random_table(name)
-    lo = int(rng.integers(0, ix.size))
+    block = 1 << BLOCK_BITS
+    if ix.size > 2 * block and rng.integers(0, 2):  # a span across a block edge, from mid-word
+        lo = block * int(rng.integers(1, ix.size // block)) - int(rng.integers(0, 80))
+    else:
+        lo = int(rng.integers(0, ix.size))
     hi = min(ix.size, lo + int(rng.integers(1, 200 * ix.n)))
+    flags = np.ones_like(new_blocks(ix.size))
+    if rng.integers(0, 2):  # random flags; no state of the layer where a flag is clear
+        flags = rng.integers(0, 2, len(flags)).astype(np.uint8)
+        table = table.copy()
+        for i in range(lo, hi):
+            if not flags[i >> BLOCK_BITS] and (table[i >> 2] >> ((i & 3) << 1)) & 3 == value:
+                set2(table, i, 0)
     fast = np.empty((hi - lo + 2 * ix.n) * ix.max_degree + len(ix.sadj), dtype=np.int64)
     ref = np.empty_like(fast)
-    c1, nxt = ix.expand(table, lo, hi, value, np.ones(ix.size // 65536 + 2, dtype=np.uint8), fast)
+    c1, nxt = ix.expand(table, lo, hi, value, flags, fast)
     c2 = ti.expand_groups_reference(table, lo, hi, value, ix.n, ix.ptr, ix.adj, ix.bipartite, ix.need, ix.fact,
                                     ref, False)
     listed = sorted(ref[:c2].tolist())  # every neighbour, once per (state, move)
@@ -84,6 +97,24 @@ def test_fast_expansion_matches_reference(name, seed, value, suffix_length, tabl
                    for u in neighbors[i % ix.n] if abs(u - i % ix.n) == 1)
     assert nxt == hi
     assert sorted(fast[:c1].tolist() + steps) == listed
+
+
+def test_expansion_from_mid_word_of_a_skipped_block():
+    """A span that starts inside the first word of a block whose flag is clear: the
+    entries before its start are masked in that word, not in the next block's first."""
+    from puzzlespace.explore.table import BLOCK_BITS, new_blocks
+
+    ix = ps.load_puzzle("3x3").state_index()
+    block = 1 << BLOCK_BITS
+    table = new_table(ix.size)
+    set2(table, 2 * block + 2, 1)  # the only frontier state: entry 2 of block 2's first word
+    flags = np.zeros_like(new_blocks(ix.size))
+    flags[2] = 1
+    out = np.empty(1000, dtype=np.int64)
+    count, nxt = ix.expand(table, block + 5, ix.size, 1, flags, out)
+    flags[:] = 1
+    assert nxt == ix.size and count > 0
+    assert sorted(out[:count]) == sorted(out[:ix.expand(table, block + 5, ix.size, 1, flags, out)[0]])
 
 
 @settings(max_examples=200, deadline=None)

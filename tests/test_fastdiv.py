@@ -36,3 +36,5 @@ def test_divisor_every_small_dividend():
 def test_divisor_refuses_nonsense():
     with pytest.raises(ValueError):
         divisor(0, 10)
+    with pytest.raises(ValueError):  # no multiplier below 2**63 for 15 up to that bound
+        divisor(15, 7 * 10**18)

@@ -19,7 +19,8 @@ def divisor(d: int, bound: int) -> tuple[int, int]:
     With ``M = ceil(2**S / d)`` and ``e = M * d - 2**S``, ``x * M / 2**S = x / d + x e / (d 2**S)``;
     the floor is exact when ``(bound - 1) * e < 2**S`` (then the error never reaches the
     next multiple of ``d``). The smallest such ``S`` is taken; ``x * M`` stays below
-    ``2**128``.
+    ``2**128``. ``M`` must fit a signed 64-bit integer: for bounds near ``2**63`` some
+    divisors have none (e.g. 15 below ``7 * 10**18``), and ``ValueError`` says so.
     """
     if d < 1 or bound < 1:
         raise ValueError(f"divisor needs d >= 1 and bound >= 1, got {d}, {bound}")

@@ -17,7 +17,8 @@ Entries are read in 64-bit words of 32 entries: :func:`match_word` gives, at bit
 whether entry ``k`` holds a value; tables are padded to whole words (padding is UNSEEN).
 
 :func:`close_and_step` closes a layer and at once applies an index's *rank steps* (moves
-to the next or previous rank, which stay inside a chunk) from it, word by word.
+to the next or previous rank, which stay inside a chunk) from it, block by block in
+vector instructions.
 
 *Block flags* (one byte per ``2**BLOCK_BITS`` states, :func:`new_blocks`) say which blocks
 may hold states of a layer: a flag may be set for a block without such states, never the

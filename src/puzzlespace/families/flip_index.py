@@ -152,8 +152,9 @@ class FlipIndex:
         for m, orbs in enumerate(touched):
             self.move_orbits[m, : len(orbs)] = orbs
         self.digit_change = self._digit_changes(orbits)
+        # the odometer divides a digit plus a gap below the size: less than size + 16
         self.radix_m, self.radix_s = (np.array(v, dtype=np.int64) for v in
-                                      zip(*(divisor(int(r), 2 * self.size) for r in radix)))
+                                      zip(*(divisor(int(r), self.size + 16) for r in radix)))
         self.group = 1
         self.max_degree = len(puzzle.lines)
         self.minimal = True
@@ -177,6 +178,8 @@ class FlipIndex:
                     old = int(self.dig2pat[o, d])
                     new = sum((((old >> cells.index(int(self.src[m, c]))) & 1) ^ int(self.flip[m, c])) << q
                               for q, c in enumerate(cells))
+                    if self.pat2dig[o, new] < 0:
+                        raise PuzzleError("a move turns an allowed pattern of an orbit into one that is not")
                     out[m * per_move + k, d] = (int(self.pat2dig[o, new]) - d) * int(self.mult[o])
         return out
 

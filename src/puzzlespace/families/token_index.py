@@ -4,11 +4,12 @@ Rank layout: ``rank = group * n + blank``. The *sequence* of a position is its t
 read in node order, skipping the blank; ``r`` is the sequence's lexicographic rank among
 the (n-1)! orders of tokens 1..n-1.
 
-* Bipartite graphs: every move is one swap and moves the blank to the other colour, so
-  the sequence's parity is fixed by the blank's node (:func:`needed_parity`). Ranks
+* Bipartite graphs of 3 nodes or more: every move is one swap and moves the blank to
+  the other colour, so the sequence's parity is fixed by the blank's node
+  (:func:`needed_parity`). Ranks
   ``2k`` and ``2k+1`` differ exactly by swapping the last two tokens, so by parity, and
   ``group = r // 2``: n!/2 ranks.
-* Other graphs: ``group = r``: n! ranks.
+* Other graphs (and two nodes, where one token has one sequence): ``group = r``: n! ranks.
 
 On a 2-connected graph other than a cycle or theta-0 (Wilson's theorem), and so on every
 sliding puzzle but 2x2 and on line-jump puzzles with distance 1 allowed, exactly these
@@ -186,8 +187,9 @@ def expand_groups(table, lo, hi, value, blocks, consts, sptr, moves, need, fact,
     expanded. The sequence's Lehmer digits are split into a *prefix* (positions
     ``0..k-1``), fixed within a *block* of consecutive groups and decoded once per block,
     and a *suffix* (positions ``k..m-1``) whose digits and parity are read from
-    ``suffix`` at the group's offset in its block: no division, no counting, however far
-    apart the frontier states are (``consts`` and ``suffix``: see :class:`TokenIndex`).
+    ``suffix`` at the group's offset in its block: no division or counting per state,
+    however far apart the frontier states are (``consts`` and ``suffix``: see
+    :attr:`TokenIndex.kernel_tables`).
 
     Every move listed (``sptr``/``moves``: per node, the moves that are not to
     ``b +- 1``) shifts one token along the sequence; the rank change depends on the
@@ -224,6 +226,7 @@ def expand_groups(table, lo, hi, value, blocks, consts, sptr, moves, need, fact,
     while w < end:
         if w & _BLOCK_WORD_MASK == 0 and blocks[w >> _BLOCK_WORD_BITS] == 0:
             w += _BLOCK_WORD_MASK + 1  # a block of the table whose flag is clear
+            below_lo = _ZERO
             continue
         stop = min(end, (w | _BLOCK_WORD_MASK) + 1, w + _SEGMENT)
         segment, found = words[w:stop], matches[:stop - w]
@@ -426,7 +429,7 @@ class TokenIndex:
     Attributes
     ----------
     size : int
-        Number of ranks: n!/2 on bipartite graphs, n! otherwise.
+        Number of ranks: n!/2 on bipartite graphs of 3 nodes or more, n! otherwise.
     minimal : bool
         True where every rank is a reachable position (Wilson's theorem applies).
     group : int
@@ -492,9 +495,10 @@ class TokenIndex:
         :func:`suffix_table` of the ``m - k`` suffix digits. 6x2: 4.6 MB of rank-change
         tables and 80 kB of suffix, built in about 30 ms, once (threads that ask at the
         same time wait for it)."""
-        with self._kernel_lock:
-            if self._kernel is None:
-                self._kernel = self._build_kernel_tables()
+        if self._kernel is None:
+            with self._kernel_lock:
+                if self._kernel is None:
+                    self._kernel = self._build_kernel_tables()
         return self._kernel
 
     def _build_kernel_tables(self) -> tuple:
