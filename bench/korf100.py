@@ -6,7 +6,7 @@ always on for the 15-puzzle), in one process:
 
 1. the databases are read from the cache, or built there (build time and size are read
    back from the files' headers);
-2. all 100 instances (``../shared/data/korf100.txt``, goal ``0 1 ... 15``) are solved by
+2. all 100 instances (``examples/korf100.txt``, goal ``0 1 ... 15``) are solved by
    ``puzzlespace.batch.solve_all`` on ``--threads`` threads, tables loaded once; per
    instance id, length, nodes, seconds go to ``bench/results/korf100_<heuristic>.csv``
    (``default`` for ``auto``);
@@ -43,7 +43,7 @@ from puzzlespace.batch import read_positions, solve_all  # noqa: E402
 from puzzlespace.pdb.store import listing  # noqa: E402
 from puzzlespace.solver import resolve_heuristic, search_problem_for  # noqa: E402
 
-KORF = ROOT.parent / "shared" / "data" / "korf100.txt"
+KORF = ROOT / "examples" / "korf100.txt"
 #: Published averages per instance (C, 2002-2004 hardware): nodes, seconds.
 PUBLISHED = {"manhattan": (401_189_630, None), "pdb:6-6-3": (617_555, 0.16), "pdb:7-8": (36_710, 0.034)}
 

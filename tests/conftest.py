@@ -6,18 +6,13 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _find_seed_results() -> Path:
-    for base in (ROOT.parent / "shared", ROOT / "shared"):
-        path = base / "data" / "seed_results.json"
-        if path.exists():
-            return path
-    raise FileNotFoundError("shared/data/seed_results.json not found beside the checkout")
+DATA = Path(__file__).resolve().parent / "data"
 
 
 @pytest.fixture(scope="session")
 def seeds() -> dict:
-    """Every number the seed pages print (shared/data/seed_results.json)."""
-    return json.loads(_find_seed_results().read_text())
+    """Every number the original puzzle pages print (``tests/data/seed_results.json``, which names them)."""
+    return json.loads((DATA / "seed_results.json").read_text(encoding="utf-8"))
 
 
 @pytest.fixture(scope="session")

@@ -6,7 +6,7 @@ import string
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
 from puzzlespace.cli import app
 
@@ -32,7 +32,7 @@ def test_check_exit_statuses():
     assert r.exit_code == 1 and "unsolvable" in r.stdout
     r = run("check", "flip:3x3", "BWB/WBB/BBB", "--json")
     data = json.loads(r.stdout)
-    assert r.exit_code == 0 and data["solvable"] is True and data["position"] == [0, 1, 0, 1, 0, 0, 0, 0, 0]
+    assert r.exit_code == 0 and data["solvable"] is True and data["start"] == [0, 1, 0, 1, 0, 0, 0, 0, 0]
 
 
 def test_solve_json():

@@ -1,61 +1,67 @@
-"""The ``puzzlespace`` command: a thin layer that parses arguments and prints.
+"""The ``puzzlespace`` command: parses arguments, calls the library, prints.
 
-Exit status: 0 success (solvable / solved), 1 unsolvable, 2 bad input, 3 stopped or
-undecided (time limit, size guard, a question beyond the limits), 130 interrupted.
+Exit status: 0 success (solvable / solved), 1 unsolvable, 2 bad input or usage, 3 stopped
+or undecided (time limit, size guard, a question beyond the limits), 130 interrupted.
+Every failure is one line on stderr.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shlex
 import sys
 import time
 from contextlib import contextmanager
-from enum import Enum
 from pathlib import Path
-from typing import Annotated, Iterator, Optional
+from typing import Callable, Iterator, Optional
 
-import typer
+import click
 from rich.console import Console
 from rich.table import Table
 
+from ._version import __version__
+from .cliparse import (EXIT_INTERRUPTED, EXIT_OK, EXIT_STOPPED, EXIT_UNSOLVABLE, EXIT_USAGE, Count, Group, Seconds)
 from .errors import PuzzleError, SearchStopped, Undecided, Unsolvable
 from .families.base import Puzzle
 from .registry import load_puzzle
-from .solver import Solution, solve as solve_position
+from .solver import METHODS, Solution, solve as solve_position
 
-app = typer.Typer(
-    add_completion=False,
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    help="Solve combinatorial puzzles optimally and map their state space.",
-)
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 
-PuzzleArg = Annotated[str, typer.Argument(help="sliding:WxH (or WxH), jump:N[:D1,D2,...], graph:FILE or flip:WxH")]
-PositionArg = Annotated[str, typer.Argument(help="cells row-major, e.g. '8 6 7/2 5 4/3 0 1' or 'BWB/WBB/BBB'")]
-GoalOpt = Annotated[Optional[str], typer.Option("--goal", help="goal position (default: the family's)")]
-JsonOpt = Annotated[bool, typer.Option("--json", help="print one JSON object")]
-HeuristicOpt = Annotated[str, typer.Option(
-    "--heuristic", help="IDA* bound: auto, manhattan, linear-conflict, walking, or pattern databases pdb:SIZES "
-    "(e.g. pdb:7-8, pdb:6-6-3, pdb:6-6-6-6) or pdb:TILES/TILES (e.g. pdb:1,2,3/4,5,6)")]
-CacheOpt = Annotated[Optional[Path], typer.Option(
-    "--cache-dir", help="where pattern databases and tablebases are cached (default: $PUZZLESPACE_CACHE, "
-    "else ~/.cache/puzzlespace)")]
+PUZZLE_HELP = ("PUZZLE", "sliding:WxH (or WxH), jump:N[:D1,D2,...], graph:FILE or flip:WxH")
+POSITION_HELP = ("POSITION", "cells row-major, 0 the blank: '8 6 7/2 5 4/3 0 1', or 'BWB/WBB/BBB' for flip "
+                             "puzzles (after --, if it starts with -)")
+HEURISTIC_HELP = ("IDA*'s bound: auto, manhattan, linear-conflict, walking, or pattern databases "
+                  "pdb:SIZES (pdb:7-8, pdb:6-6-3) or pdb:TILES/TILES (pdb:1,2,3/4,5,6)")
+SECONDS = Seconds()
+
+puzzle_argument = click.argument("puzzle", metavar="PUZZLE")
+position_argument = click.argument("position", metavar="POSITION")
+goal_option = click.option("--goal", metavar="POSITION", help="the goal (default: the family's)")
+json_option = click.option("--json", "as_json", is_flag=True, help="print one JSON object on stdout")
+heuristic_option = click.option("--heuristic", metavar="NAME", default="auto", help=HEURISTIC_HELP)
+cache_option = click.option("--cache-dir", type=click.Path(path_type=Path), metavar="DIR",
+                            help="where pattern databases and tablebases are kept "
+                                 "(default: $PUZZLESPACE_CACHE, else ~/.cache/puzzlespace)")
+threads_option = click.option("--threads", type=Count(1), metavar="N", help="worker threads (default: all cores)")
+method_option = click.option("--method", type=click.Choice(METHODS), default="auto", metavar="METHOD",
+                             help="auto, bfs, bibfs, ida or table (read from a tablebase)")
 
 
-class Method(str, Enum):
-    auto = "auto"
-    bfs = "bfs"
-    bibfs = "bibfs"
-    ida = "ida"
-    table = "table"
+@click.group(cls=Group, help="Solve combinatorial puzzles optimally and map their state space.",
+             epilog="Run 'puzzlespace COMMAND --help' for a command's options and examples.")
+@click.version_option(__version__, "--version", "-V", prog_name="puzzlespace", message="%(prog)s %(version)s")
+def app() -> None:
+    """The command group."""
 
 
-class Exit(Exception):
-    def __init__(self, code: int, message: str):
-        super().__init__(message)
+class Stop(Exception):
+    """End a command with an exit status (its message, if any, is already printed)."""
+
+    def __init__(self, code: int):
+        super().__init__(code)
         self.code = code
 
 
@@ -66,16 +72,18 @@ def _errors() -> Iterator[None]:
         yield
     except PuzzleError as exc:
         err.print(f"error: {exc}", markup=False)
-        raise typer.Exit(2)
+        raise click.exceptions.Exit(EXIT_USAGE)
     except Undecided as exc:
         err.print(f"undecided: {exc}", markup=False)
-        raise typer.Exit(3)
+        raise click.exceptions.Exit(EXIT_STOPPED)
     except SearchStopped as exc:
         err.print(f"stopped: {exc} ({exc.nodes:,} nodes, {exc.seconds:.1f} s)", markup=False)
-        raise typer.Exit(130 if "interrupted" in str(exc) else 3)
+        raise click.exceptions.Exit(EXIT_INTERRUPTED if exc.interrupted else EXIT_STOPPED)
     except KeyboardInterrupt:
         err.print("stopped: interrupted", markup=False)
-        raise typer.Exit(130)
+        raise click.exceptions.Exit(EXIT_INTERRUPTED)
+    except Stop as exc:
+        raise click.exceptions.Exit(exc.code)
 
 
 def _emit_json(obj) -> None:
@@ -88,68 +96,115 @@ def _load(puzzle: str, position: str, goal: Optional[str]) -> tuple[Puzzle, tupl
     return p, p.parse_position(position)
 
 
-@app.command()
-def check(
-    puzzle: PuzzleArg,
-    position: PositionArg,
-    goal: GoalOpt = None,
-    as_json: JsonOpt = False,
-) -> None:
-    """Say whether POSITION can reach the goal, and why (no search). Exit 0 yes, 1 no."""
+def _use_cache(cache_dir: Optional[Path]) -> None:
+    """Point the library's cache (pattern databases, tablebases) at ``--cache-dir``."""
+    if cache_dir is not None:
+        os.environ["PUZZLESPACE_CACHE"] = str(cache_dir)
+
+
+def _command_line(*words: str, **options: Optional[str]) -> str:
+    """A ``puzzlespace`` command line, quoted for a POSIX shell (options left out when None)."""
+    parts = ["puzzlespace", *words]
+    for name, value in options.items():
+        if value is not None:
+            parts += [f"--{name.replace('_', '-')}", value]
+    return " ".join(shlex.quote(str(w)) for w in parts)
+
+
+# ----- check -------------------------------------------------------------------------------------
+@app.command(short_help="Say whether a position can reach the goal, and why.",
+             arguments=[PUZZLE_HELP, POSITION_HELP], examples=[
+    "puzzlespace check 3x3 '1 2 3/4 5 6/8 7 0'",
+    "puzzlespace check flip:5x5 WWBWW/WWBWW/BWBBW/WWWWW/WWWWW --explain",
+    "puzzlespace check jump:4:1,3 '1 2 3 4 0' --goal '0 4 3 2 1' --json"])
+@puzzle_argument
+@position_argument
+@goal_option
+@click.option("--explain", is_flag=True, help="also print the whole argument behind the verdict")
+@json_option
+def check(puzzle: str, position: str, goal: Optional[str], explain: bool, as_json: bool) -> None:
+    """Say whether POSITION can reach the goal, and why, without search. Exit 0 yes, 1 no."""
     with _errors():
         p, state = _load(puzzle, position, goal)
         verdict = p.check(state)
     if as_json:
-        _emit_json({
-            "puzzle": p.spec, "position": list(state), "goal": list(p.goal),
-            "solvable": verdict.solvable, "reason": verdict.reason, "method": verdict.method,
-        })
+        _emit_json({"puzzle": p.spec, "start": list(state), "goal": list(p.goal), "solvable": verdict.solvable,
+                    "summary": verdict.summary or verdict.reason, "reason": verdict.reason,
+                    "method": verdict.method})
     else:
         out.print(p.draw(state), markup=False)
-        out.print(("solvable" if verdict.solvable else "unsolvable") + f": {verdict.reason}", markup=False)
-    raise typer.Exit(0 if verdict.solvable else 1)
+        word = "solvable" if verdict.solvable else "unsolvable"
+        out.print(f"{word}: {verdict.summary or verdict.reason}", markup=False)
+        if explain:
+            out.print(f"why: {verdict.reason}", markup=False)
+    raise click.exceptions.Exit(EXIT_OK if verdict.solvable else EXIT_UNSOLVABLE)
 
 
-@app.command()
-def solve(
-    puzzle: PuzzleArg,
-    position: PositionArg,
-    goal: GoalOpt = None,
-    method: Method = typer.Option(Method.auto, "--method", help="search method"),
-    as_json: JsonOpt = False,
-    time_limit: Optional[float] = typer.Option(None, "--time-limit", min=0.0, help="give up after S seconds"),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="moves only, no boards"),
-    table: Optional[Path] = typer.Option(None, "--table", help="read the solution from this tablebase"),
-    heuristic: HeuristicOpt = "auto",
-    cache_dir: CacheOpt = None,
-) -> None:
-    """Find a proven-optimal (fewest-moves) solution of POSITION."""
+# ----- solve -------------------------------------------------------------------------------------
+@app.command(short_help="Find a proven-optimal solution of a position.",
+             arguments=[PUZZLE_HELP, POSITION_HELP], examples=[
+    "puzzlespace solve 3x3 '8 6 7/2 5 4/3 0 1'",
+    "puzzlespace solve 4x3 '0 3 2 1/8 7 6 5/4 11 10 9' --quiet",
+    "puzzlespace solve jump:4 '1 2 3 4 0' --goal '0 4 3 2 1' --json",
+    "puzzlespace solve 4x4 '14 13 15 7/11 12 9 5/6 0 2 1/4 8 10 3' --time-limit 60"])
+@puzzle_argument
+@position_argument
+@goal_option
+@method_option
+@heuristic_option
+@click.option("--time-limit", type=SECONDS, metavar="SECONDS",
+              help="stop after this long, counting any pattern-database build; a build estimated to take "
+                   "longer is refused up front")
+@click.option("--table", type=click.Path(path_type=Path), metavar="FILE",
+              help="read the solution from this tablebase (default with --method table: the cached one)")
+@click.option("--quiet", "-q", is_flag=True, help="the moves only, no boards")
+@json_option
+@cache_option
+def solve(puzzle: str, position: str, goal: Optional[str], method: str, heuristic: str,
+          time_limit: Optional[float], table: Optional[Path], quiet: bool, as_json: bool,
+          cache_dir: Optional[Path]) -> None:
+    """Find a proven-optimal (fewest-moves) solution of POSITION.
+
+    With --json, one object on stdout whatever happens, with a status: solved,
+    unsolvable, stopped or interrupted (then with the lower bound proven so far).
+    """
+    deadline = None if time_limit is None else time.monotonic() + time_limit
     with _errors():
+        _use_cache(cache_dir)
         p, state = _load(puzzle, position, goal)
         tb = _tablebase(table, p) if table else None
         try:
             problem = None
-            _use_cache(cache_dir)
-            if tb is None and _builds_patterns(p, method.value, heuristic):
-                problem = _search_problem(p, heuristic, show=not as_json)
-            with _progress(enabled=not as_json) as report:
-                sol = solve_position(p, state, "ida" if problem else method.value, time_limit=time_limit,
-                                     progress=report, table=tb, heuristic=heuristic, problem=problem)
+            if tb is None and _uses_patterns(p, method, heuristic):
+                problem = _pattern_problem(p, heuristic, puzzle, goal, show=not as_json, deadline=deadline)
+            remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+            with _search_status(enabled=not as_json) as report:
+                sol = solve_position(p, state, method, time_limit=remaining, progress=report, table=tb,
+                                     heuristic=heuristic, problem=problem)
         except Unsolvable as exc:
             if as_json:
-                _emit_json({"puzzle": p.spec, "start": list(state), "goal": list(p.goal),
-                                           "solvable": False, "reason": exc.verdict.reason})
-            else:
-                err.print(f"unsolvable: {exc.verdict.reason}", markup=False)
-            raise typer.Exit(1)
+                _emit_json(_outcome(p, state, "unsolvable", reason=exc.verdict.reason))
+            err.print(f"unsolvable: {exc.verdict.summary or exc.verdict.reason}", markup=False)
+            raise Stop(EXIT_UNSOLVABLE)
+        except SearchStopped as exc:
+            if as_json:
+                _emit_json(_outcome(p, state, "interrupted" if exc.interrupted else "stopped", reason=str(exc),
+                                    lower_bound=exc.lower_bound, nodes=exc.nodes, seconds=round(exc.seconds, 6)))
+            raise
     if as_json:
-        _emit_json(sol.to_json())
+        _emit_json(dict(sol.to_json(), status="solved"))
     else:
         _print_solution(sol, quiet)
 
 
+def _outcome(p: Puzzle, state: tuple, status: str, **facts) -> dict:
+    """The ``--json`` object of a solve that found no solution."""
+    return {"puzzle": p.spec, "start": list(state), "goal": list(p.goal), "status": status,
+            "solvable": status != "unsolvable" and None, **facts}
+
+
 @contextmanager
-def _progress(enabled: bool):
+def _search_status(enabled: bool):
     """A progress reporter (bound, nodes, seconds) for long searches, on stderr."""
     if not enabled:
         yield None
@@ -168,8 +223,8 @@ def _progress(enabled: bool):
     yield plain
 
 
-def _builds_patterns(p: Puzzle, method: str, heuristic: str) -> bool:
-    """Whether solving will use pattern databases (loaded here first, to show their build)."""
+def _uses_patterns(p: Puzzle, method: str, heuristic: str) -> bool:
+    """Whether solving will use pattern databases (made ready first, to announce their build)."""
     from .explore.cache import tablebase_path
     from .solver import resolve_heuristic
 
@@ -180,22 +235,89 @@ def _builds_patterns(p: Puzzle, method: str, heuristic: str) -> bool:
     return resolve_heuristic(p, heuristic).startswith("pdb:")
 
 
-def _use_cache(cache_dir: Optional[Path]) -> None:
-    """Point the library's cache (pattern databases, tablebases) at ``--cache-dir``."""
-    if cache_dir is not None:
-        os.environ["PUZZLESPACE_CACHE"] = str(cache_dir)
+def _pattern_problem(p: Puzzle, heuristic: str, puzzle_arg: str, goal_arg: Optional[str], *, show: bool,
+                     deadline: Optional[float] = None, threads: Optional[int] = None, rebuild: bool = False):
+    """The IDA* problem for a ``pdb:`` heuristic. Databases the cache lacks are announced with
+    their cost, refused when they would not fit (or not finish before ``deadline``), then
+    built under one progress bar."""
+    from .explore.resources import available_memory, free_disk, human, peak_rss
+    from .pdb.heuristic import pattern_plan, pattern_problem
+    from .pdb.store import pdb_dir
+    from .solver import resolve_heuristic
+
+    name = resolve_heuristic(p, heuristic)
+    plan = pattern_plan(p, name, threads=threads, rebuild=rebuild)
+    stop = None
+    if plan.build:
+        build_first = _command_line("pdb", "build", puzzle_arg, heuristic=name, goal=goal_arg)
+        cost = (f"{len(plan.build)} of {len(plan.spaces)} tables to build, {plan.entries:,} entries: "
+                f"{_duration(plan.seconds)} on this machine, {human(plan.memory + peak_rss())} of memory, "
+                f"{human(plan.disk)} of disk")
+        if show:
+            err.print(f"pattern databases {name} for {p.spec}: {cost}", markup=False)
+        memory, avail = plan.memory + peak_rss(), available_memory()
+        if memory > avail:
+            raise PuzzleError(f"building {name} needs about {human(memory)} of memory but {human(avail)} is "
+                              "available; free memory or choose smaller groups (e.g. the default heuristic)")
+        disk = free_disk(pdb_dir())
+        if plan.disk > disk:
+            raise PuzzleError(f"building {name} needs about {human(plan.disk)} of disk but {human(disk)} is free in "
+                              f"{str(pdb_dir())!r}; choose another --cache-dir")
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if plan.seconds > left:
+                raise PuzzleError(f"building {name} takes {_duration(plan.seconds)}, more than the time limit "
+                                  f"leaves ({left:.0f} s); build it first: {build_first}")
+
+            def stop() -> None:
+                if time.monotonic() > deadline:
+                    raise SearchStopped(f"the time limit was reached while building {name}; the build resumes "
+                                        f"where it stopped: {build_first}")
+
+    with _build_bar(enabled=show) as report:
+        return pattern_problem(p, name, threads=threads, progress=report, rebuild=rebuild, plan=plan, stop=stop,
+                               notify=(lambda line: err.print(line, markup=False)) if show else None)
 
 
-def _search_problem(p: Puzzle, heuristic: str, show: bool, threads: Optional[int] = None, rebuild: bool = False):
-    """The IDA* problem for ``heuristic``; pattern databases are built with a progress bar if missing."""
-    from .solver import search_problem_for
+def _duration(seconds: float) -> str:
+    if seconds < 1:
+        return "under a second"
+    if seconds < 90:
+        return f"about {seconds:.0f} s"
+    if seconds < 5400:
+        return f"about {seconds / 60:.0f} min"
+    return f"about {seconds / 3600:.1f} h"
 
-    extra = {"rebuild": True} if rebuild else {}
-    if not show:
-        return search_problem_for(p, heuristic, threads=threads, **extra)
-    with _layer_progress(enabled=True) as report:
-        return search_problem_for(p, heuristic, threads=threads, progress=report,
-                                  notify=lambda line: err.print(line, markup=False), **extra)
+
+@contextmanager
+def _build_bar(enabled: bool):
+    """One progress bar for all the pattern-database builds of a command, with the overall ETA.
+
+    The bar appears with the first progress report, so nothing flashes while tables load.
+    """
+    if not enabled:
+        yield None
+        return
+    from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn, \
+        TimeRemainingColumn
+
+    columns = (TextColumn("building"), BarColumn(), TaskProgressColumn(),
+               TextColumn("{task.completed:,.0f} of {task.total:,.0f} entries"), TimeElapsedColumn(),
+               TextColumn("ETA"), TimeRemainingColumn())
+    bar = Progress(*columns, console=err, transient=True)
+    task = []
+
+    def report(done: int, total: int) -> None:
+        if not task:
+            bar.start()
+            task.append(bar.add_task("build", total=total))
+        bar.update(task[0], completed=done, total=total)
+
+    try:
+        yield report
+    finally:
+        if task:
+            bar.stop()
 
 
 def _print_solution(sol: Solution, quiet: bool) -> None:
@@ -234,21 +356,32 @@ def _tablebase(path: Path, puzzle: Puzzle):
     return tablebase.load(path, puzzle)
 
 
-@app.command()
-def explore(
-    puzzle: PuzzleArg,
-    goal: GoalOpt = None,
-    out_dir: Optional[Path] = typer.Option(None, "--out", help="checkpoint directory (written after every layer)"),
-    resume: bool = typer.Option(False, "--resume", help="continue from the checkpoint in --out"),
-    save: Optional[str] = typer.Option(None, "--save", help="write a tablebase to this file ('cache': the cache directory)"),
-    threads: Optional[int] = typer.Option(None, "--threads", min=1, help="worker threads (default: all cores)"),
-    max_memory: Optional[str] = typer.Option(None, "--max-memory", help="refuse to run above this memory (e.g. 2G)"),
-    as_json: JsonOpt = False,
-    plot: Optional[Path] = typer.Option(None, "--plot", help="draw the depth distribution (PNG or SVG)"),
-    antipodes: int = typer.Option(100, "--antipodes", min=0, help="list at most K antipodes"),
-    show_progress: bool = typer.Option(False, "--progress", help="progress on stderr even with --json"),
-) -> None:
-    """Enumerate every position reachable from the goal: counts per depth, God's number, antipodes."""
+# ----- explore -----------------------------------------------------------------------------------
+@app.command(short_help="Visit every position: counts per depth, God's number, antipodes.",
+             arguments=[PUZZLE_HELP], examples=[
+    "puzzlespace explore 3x3 --antipodes 5",
+    "puzzlespace explore 4x3 --json --out ck/",
+    "puzzlespace explore 4x3 --out ck/ --resume",
+    "puzzlespace explore 3x3 --save cache",
+    "puzzlespace explore flip:5x5 --plot depths.png"])
+@puzzle_argument
+@goal_option
+@click.option("--out", "out_dir", type=click.Path(path_type=Path), metavar="DIR",
+              help="write a checkpoint to DIR after every layer")
+@click.option("--resume", is_flag=True, help="continue from the checkpoint in --out")
+@click.option("--save", metavar="FILE", help="write a tablebase to FILE ('cache': where solve and distance find it)")
+@threads_option
+@click.option("--max-memory", metavar="SIZE", help="refuse to run above this much memory (e.g. 2G)")
+@click.option("--antipodes", type=Count(0), default=100, metavar="K", help="list at most K antipodes (default 100)")
+@click.option("--plot", type=click.Path(path_type=Path), metavar="FILE",
+              help="draw the depth distribution to a PNG or SVG file (needs the plot extra: "
+                   "pip install 'puzzlespace[plot]')")
+@click.option("--progress", "show_progress", is_flag=True, help="progress on stderr even with --json")
+@json_option
+def explore(puzzle: str, goal: Optional[str], out_dir: Optional[Path], resume: bool, save: Optional[str],
+            threads: Optional[int], max_memory: Optional[str], antipodes: int, plot: Optional[Path],
+            show_progress: bool, as_json: bool) -> None:
+    """Visit every position reachable from the goal: counts per depth, God's number, antipodes."""
     from .explore import engine
     from .explore.resources import parse_size
 
@@ -257,9 +390,14 @@ def explore(
         limit = parse_size(max_memory) if max_memory else None
         if plot is not None:
             _check_plot_backend(plot)
-        with _layer_progress(enabled=show_progress or not as_json) as report:
-            result = engine.explore(p, threads=threads, out_dir=out_dir, resume=resume, max_memory=limit,
-                                    antipode_limit=antipodes, progress=report, keep_table=save is not None)
+        try:
+            with _layer_progress(enabled=show_progress or not as_json) as report:
+                result = engine.explore(p, threads=threads, out_dir=out_dir, resume=resume, max_memory=limit,
+                                        antipode_limit=antipodes, progress=report, keep_table=save is not None)
+        except KeyboardInterrupt:
+            err.print(f"stopped: interrupted; {_saved_layer(out_dir, puzzle, goal, save, threads, max_memory)}",
+                      markup=False)
+            raise Stop(EXIT_INTERRUPTED)
         if save is not None:
             _save_tablebase(p, result, save)
         if plot is not None:
@@ -268,6 +406,22 @@ def explore(
         _emit_json(result.to_json())
         return
     _print_exploration(p, result)
+
+
+def _saved_layer(out_dir: Optional[Path], puzzle: str, goal: Optional[str], save: Optional[str],
+                 threads: Optional[int], max_memory: Optional[str]) -> str:
+    """What an interrupted exploration kept, and the command that continues it."""
+    from .explore.checkpoint import read_manifest
+
+    if out_dir is None:
+        return "nothing was saved (with --out DIR a run keeps a checkpoint of every layer)"
+    try:
+        depth = int(read_manifest(out_dir)["depth"])
+    except (PuzzleError, KeyError, TypeError, ValueError):
+        return f"no layer was saved in {str(out_dir)!r}"
+    again = _command_line("explore", puzzle, goal=goal, out=str(out_dir), save=save,
+                          threads=None if threads is None else str(threads), max_memory=max_memory)
+    return f"layer {depth} is saved in {str(out_dir)!r}; continue with: {again} --resume"
 
 
 def _save_tablebase(p: Puzzle, result, save: str) -> None:
@@ -344,52 +498,75 @@ def _plot_depths(result, path: Path) -> None:
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
+    err.print(f"plot written to {path}", markup=False)
 
 
-@app.command()
-def distance(
-    puzzle: PuzzleArg,
-    position: PositionArg,
-    table: Path = typer.Option(..., "--table", help="the puzzle's tablebase (explore --save)"),
-    goal: GoalOpt = None,
-    as_json: JsonOpt = False,
-) -> None:
+# ----- distance and generate ---------------------------------------------------------------------
+@app.command(short_help="Read a position's exact distance from a tablebase.",
+             arguments=[PUZZLE_HELP, POSITION_HELP], examples=[
+    "puzzlespace explore 3x3 --save cache",
+    "puzzlespace distance 3x3 '8 6 7/2 5 4/3 0 1'",
+    "puzzlespace distance 3x3 '8 6 7/2 5 4/3 0 1' --table t.pstb --json"])
+@puzzle_argument
+@position_argument
+@goal_option
+@click.option("--table", type=click.Path(path_type=Path), metavar="FILE",
+              help="the puzzle's tablebase (default: the one 'explore --save cache' keeps)")
+@json_option
+@cache_option
+def distance(puzzle: str, position: str, goal: Optional[str], table: Optional[Path], as_json: bool,
+             cache_dir: Optional[Path]) -> None:
     """Print the exact distance of POSITION from the goal, read from a tablebase."""
+    from .solver import cached_tablebase
+
     with _errors():
+        _use_cache(cache_dir)
         p, state = _load(puzzle, position, goal)
         verdict = p.check(state)
         if not verdict.solvable:
-            err.print(f"unsolvable: {verdict.reason}", markup=False)
-            raise typer.Exit(1)
-        d = _tablebase(table, p).distance(state)
+            err.print(f"unsolvable: {verdict.summary or verdict.reason}", markup=False)
+            raise Stop(EXIT_UNSOLVABLE)
+        tb = _tablebase(table, p) if table else cached_tablebase(p)
+        if tb is None:
+            raise PuzzleError(f"no tablebase for {p.spec} in the cache; make one with "
+                              f"{_command_line('explore', puzzle, goal=goal, save='cache')}, or pass --table FILE")
+        d = tb.distance(state)
     if as_json:
-        _emit_json({"puzzle": p.spec, "position": list(state), "distance": d})
+        _emit_json({"puzzle": p.spec, "start": list(state), "goal": list(p.goal), "distance": d})
     else:
         out.print(str(d))
 
 
-@app.command()
-def generate(
-    puzzle: PuzzleArg,
-    count: int = typer.Option(1, "--count", min=1, help="how many positions"),
-    depth: Optional[int] = typer.Option(None, "--depth", min=0, help="exactly this many moves from the goal"),
-    table: Optional[Path] = typer.Option(None, "--table", help="tablebase, for drawing at a depth without a new BFS"),
-    goal: GoalOpt = None,
-    seed: Optional[int] = typer.Option(None, "--seed", help="random seed (repeatable output)"),
-    as_json: Annotated[bool, typer.Option("--json", help="one JSON list")] = False,
-) -> None:
-    """Print uniformly random solvable positions (or ones exactly --depth moves from the goal)."""
+@app.command(short_help="Print random solvable positions, optionally at an exact depth.",
+             arguments=[PUZZLE_HELP], examples=[
+    "puzzlespace generate 3x3 --count 3 --seed 7",
+    "puzzlespace generate 4x3 --count 5 --depth 40 --seed 1",
+    "puzzlespace generate 3x3 --depth 31 --count 2 --json"])
+@puzzle_argument
+@click.option("--count", type=Count(1), default=1, metavar="N", help="how many distinct positions (default 1)")
+@click.option("--depth", type=Count(0), metavar="D", help="exactly D moves from the goal")
+@click.option("--table", type=click.Path(path_type=Path), metavar="FILE",
+              help="a tablebase, to draw at a depth without a new search (default: the cached one)")
+@goal_option
+@click.option("--seed", type=Count(0), metavar="N", help="random seed, for repeatable output")
+@click.option("--json", "as_json", is_flag=True, help="print one JSON list")
+def generate(puzzle: str, count: int, depth: Optional[int], table: Optional[Path], goal: Optional[str],
+             seed: Optional[int], as_json: bool) -> None:
+    """Print distinct uniformly random solvable positions (or ones exactly --depth moves from the goal)."""
     import numpy as np
 
     from .explore import generate as gen
+    from .solver import cached_tablebase
 
     with _errors():
         p = load_puzzle(puzzle, goal)
+        if count > MAX_GENERATE:
+            raise PuzzleError(f"--count is at most {MAX_GENERATE:,}")
         rng = np.random.default_rng(seed)
         if depth is None:
-            states = [gen.random_solvable(p, rng) for _ in range(count)]
+            states = gen.distinct_solvable(p, count, rng)
         else:
-            tb = _tablebase(table, p) if table else None
+            tb = _tablebase(table, p) if table else cached_tablebase(p)
             states = gen.random_at_depth(p, depth, count, rng, tablebase=tb)
     if as_json:
         _emit_json([list(s) for s in states])
@@ -397,20 +574,34 @@ def generate(
         for s in states:
             out.print(p.format_position(s), markup=False)
 
-pdb_app = typer.Typer(no_args_is_help=True, help="Build, list and verify cached pattern databases.")
-app.add_typer(pdb_app, name="pdb")
+
+#: The most positions one ``generate`` prints.
+MAX_GENERATE = 10_000_000
 
 
-@pdb_app.command("build")
-def pdb_build(
-    puzzle: PuzzleArg,
-    heuristic: HeuristicOpt = "auto",
-    goal: GoalOpt = None,
-    cache_dir: CacheOpt = None,
-    threads: Optional[int] = typer.Option(None, "--threads", min=1, help="worker threads (default: all cores)"),
-    rebuild: bool = typer.Option(False, "--rebuild", help="build again even if cached"),
-) -> None:
-    """Build the pattern databases of a heuristic (default: the board's) into the cache."""
+# ----- pattern databases -------------------------------------------------------------------------
+@app.group(help="Build, list, verify and remove cached pattern databases.")
+def pdb() -> None:
+    """The ``pdb`` command group."""
+
+
+@pdb.command("build", short_help="Build the pattern databases of a heuristic.",
+              arguments=[PUZZLE_HELP], examples=[
+    "puzzlespace pdb build 4x4",
+    "puzzlespace pdb build 4x4 --heuristic pdb:7-8 --goal '0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15'"])
+@puzzle_argument
+@heuristic_option
+@goal_option
+@threads_option
+@click.option("--rebuild", is_flag=True, help="build again even if cached (discards an interrupted build)")
+@cache_option
+def pdb_build(puzzle: str, heuristic: str, goal: Optional[str], threads: Optional[int], rebuild: bool,
+              cache_dir: Optional[Path]) -> None:
+    """Build the pattern databases of a heuristic (default: the board's) into the cache.
+
+    A build keeps a checkpoint as it goes; after Ctrl-C or a crash the same command
+    continues where it stopped.
+    """
     from .pdb.store import pdb_dir
     from .solver import resolve_heuristic
 
@@ -421,36 +612,82 @@ def pdb_build(
         if not name.startswith("pdb:"):
             raise PuzzleError(f"{name!r} needs no pattern databases; name one with --heuristic pdb:SIZES")
         t0 = time.perf_counter()
-        _search_problem(p, name, show=True, threads=threads, rebuild=rebuild)
+        _pattern_problem(p, name, puzzle, goal, show=True, threads=threads, rebuild=rebuild)
     out.print(f"{p.spec} {name}: ready in {pdb_dir()} ({time.perf_counter() - t0:.1f} s)", markup=False)
 
 
-@pdb_app.command("list")
-def pdb_list(cache_dir: CacheOpt = None, as_json: JsonOpt = False) -> None:
-    """List the cached pattern databases."""
+@pdb.command("list", short_help="List the cached pattern databases.",
+              examples=["puzzlespace pdb list", "puzzlespace pdb list --json"])
+@cache_option
+@json_option
+def pdb_list(cache_dir: Optional[Path], as_json: bool) -> None:
+    """List the cached pattern databases: name, puzzle, tiles, size, build time, last use."""
+    from .explore.cache import cache_dir as cache_root
+    from .explore.resources import human
     from .pdb.store import listing, pdb_dir
 
     _use_cache(cache_dir)
     found = listing()
     if as_json:
-        _emit_json([dict(h or {}, path=str(path), problem=why) for path, h, why in found])
+        _emit_json([dict(h or {}, name=path.name.removesuffix(".pspdb"), path=str(path), problem=why,
+                         bytes=path.stat().st_size, last_used=path.stat().st_atime) for path, h, why in found])
         return
-    if not found:
-        out.print(f"no pattern databases in {pdb_dir()}", markup=False)
-        return
-    out.print(f"pattern databases in {pdb_dir()}:", markup=False)
+    rows = [("NAME", "PUZZLE", "TILES", "ENTRIES", "SIZE", "BUILT IN", "LAST USED")]
     for path, h, why in found:
+        st = path.stat()
+        name = path.name.removesuffix(".pspdb")
         if h is None:
-            out.print(f"  {path.name}: unreadable ({why})", markup=False)
+            rows.append((name, f"unreadable: {why}", "", "", human(st.st_size), "", ""))
             continue
-        out.print(f"  {h.get('puzzle', '?')}  goal {' '.join(map(str, h.get('goal', [])))}  "
-                  f"tiles {','.join(map(str, h.get('tiles', [])))}: {h.get('entries', 0):,} entries, "
-                  f"{h.get('bits')} bits, max {h.get('max')}, {path.stat().st_size / 2**20:.1f} MiB, "
-                  f"built in {h.get('seconds', 0):.1f} s", markup=False)
+        rows.append((name, str(h.get("puzzle", "?")), ",".join(map(str, h.get("tiles", []))),
+                     f"{h.get('entries', 0):,}", human(st.st_size), f"{h.get('seconds', 0):.1f} s",
+                     time.strftime("%Y-%m-%d %H:%M", time.localtime(st.st_atime))))
+    if found:
+        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+        for r in rows:
+            out.print("  ".join(c.rjust(w) if i in (3, 4, 5) else c.ljust(w)
+                                for i, (c, w) in enumerate(zip(r, widths))).rstrip(), markup=False)
+    total = sum(path.stat().st_size for path, _, _ in found)
+    every = sum(f.stat().st_size for f in cache_root().rglob("*") if f.is_file()) if cache_root().exists() else 0
+    count = f"{len(found)} pattern database{'' if len(found) == 1 else 's'}" if found else "no pattern databases"
+    out.print(f"{count} in {pdb_dir()}: {human(total)}; the whole cache: {human(every)}", markup=False)
 
 
-@pdb_app.command("verify")
-def pdb_verify(cache_dir: CacheOpt = None) -> None:
+@pdb.command("remove", short_help="Remove cached pattern databases.",
+              arguments=[("NAME", "a database's name, as 'pdb list' shows it")], examples=[
+    "puzzlespace pdb remove sliding_4x4-1c3c4d3a52e0-t1.2.3.4.5.6.7", "puzzlespace pdb remove --all"])
+@click.argument("names", nargs=-1, metavar="NAME...")
+@click.option("--all", "remove_all", is_flag=True, help="remove every pattern database (and interrupted builds)")
+@cache_option
+def pdb_remove(names: tuple[str, ...], remove_all: bool, cache_dir: Optional[Path]) -> None:
+    """Remove cached pattern databases, by name or all of them."""
+    from .explore.resources import human
+    from .pdb.store import SUFFIX, pdb_dir, remove
+
+    with _errors():
+        _use_cache(cache_dir)
+        if remove_all == bool(names):
+            raise PuzzleError("name the databases to remove (see 'puzzlespace pdb list') or give --all, not both")
+        folder = pdb_dir()
+        if remove_all:
+            targets = sorted(set(folder.glob(f"*{SUFFIX}")) | {d.with_suffix("") for d in folder.glob("*.partial")})
+        else:
+            targets = []
+            for name in names:
+                path = folder / (name if name.endswith(SUFFIX) else name + SUFFIX)
+                if "/" in name or not (path.exists() or path.with_name(path.name + ".partial").exists()):
+                    raise PuzzleError(f"no pattern database named {name!r} in {str(folder)!r} "
+                                      "(see 'puzzlespace pdb list')")
+                targets.append(path)
+        freed = sum(remove(path) for path in targets)
+    out.print(f"removed {len(targets)} pattern database{'' if len(targets) == 1 else 's'} from {folder} "
+              f"({human(freed)} freed)", markup=False)
+
+
+@pdb.command("verify", short_help="Check every cached pattern database.",
+              examples=["puzzlespace pdb verify"])
+@cache_option
+def pdb_verify(cache_dir: Optional[Path]) -> None:
     """Check every cached pattern database (header, size, checksum). Exit 1 if any is bad."""
     from .pdb.store import listing, pdb_dir, read
 
@@ -466,28 +703,32 @@ def pdb_verify(cache_dir: CacheOpt = None) -> None:
             bad += 1
             out.print(f"BAD      {path.name}: {exc}", markup=False)
     out.print(f"{len(files) - bad} of {len(files)} pattern databases in {pdb_dir()} are sound", markup=False)
-    raise typer.Exit(1 if bad else 0)
+    raise click.exceptions.Exit(EXIT_UNSOLVABLE if bad else EXIT_OK)
 
 
-class Format(str, Enum):
-    csv = "csv"
-    jsonl = "jsonl"
-
-
-@app.command()
-def batch(
-    puzzle: PuzzleArg,
-    file: Annotated[Path, typer.Argument(help="positions, one per line ('-' for stdin); Korf's 'id cells...' lines too")],
-    goal: GoalOpt = None,
-    heuristic: HeuristicOpt = "auto",
-    method: Method = typer.Option(Method.auto, "--method", help="search method"),
-    fmt: Format = typer.Option(Format.csv, "--format", help="csv (a header line, then one row per position) or jsonl"),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="write the results here (default: stdout)"),
-    threads: int = typer.Option(1, "--threads", min=1, help="positions solved at once"),
-    time_limit: Optional[float] = typer.Option(None, "--time-limit", min=0.0, help="give up on a position after S seconds"),
-    cache_dir: CacheOpt = None,
-) -> None:
-    """Solve every position in FILE optimally; one result per line (CSV or JSON lines), totals on stderr.
+# ----- batch -------------------------------------------------------------------------------------
+@app.command(short_help="Solve every position of a file; one result per line.",
+             arguments=[PUZZLE_HELP, ("FILE", "positions, one per line ('-' for stdin); Korf's 'id cells...' "
+                                              "lines too; blank lines and # comments are skipped")],
+             examples=["puzzlespace batch 3x3 positions.txt",
+                       "puzzlespace batch 4x4 examples/korf100.txt --goal '0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15' "
+                       "--threads 2 -o results.csv"])
+@puzzle_argument
+@click.argument("file", metavar="FILE")
+@goal_option
+@method_option
+@heuristic_option
+@click.option("--format", "fmt", type=click.Choice(["csv", "jsonl"]), default="csv", metavar="FORMAT",
+              help="csv (a header, then a row per position; the default) or jsonl (a JSON object per line)")
+@click.option("--output", "-o", type=click.Path(path_type=Path), metavar="FILE",
+              help="write the results to FILE (default: stdout)")
+@threads_option
+@click.option("--time-limit", type=SECONDS, metavar="SECONDS", help="give up on a position after this long")
+@cache_option
+def batch(puzzle: str, file: str, goal: Optional[str], method: str, heuristic: str, fmt: str,
+          output: Optional[Path], threads: Optional[int], time_limit: Optional[float],
+          cache_dir: Optional[Path]) -> None:
+    """Solve every position in FILE optimally: one result per line, the totals on stderr.
 
     Exit 0 when every position got an answer (solved or proven unsolvable), 3 when the
     time limit stopped some.
@@ -496,25 +737,27 @@ def batch(
 
     from .batch import FIELDS, read_positions, solve_all
 
+    threads = threads or 1
     with _errors():
         _use_cache(cache_dir)
         p = load_puzzle(puzzle, goal)
         try:
-            lines = sys.stdin.read().splitlines() if str(file) == "-" else file.read_text().splitlines()
+            lines = sys.stdin.read().splitlines() if file == "-" else Path(file).read_text().splitlines()
         except OSError as exc:
-            raise PuzzleError(f"cannot read {str(file)!r}: {exc.strerror or exc}") from None
+            raise PuzzleError(f"cannot read {file!r}: {exc.strerror or exc}") from None
         items = read_positions(p, lines)
         if not items:
-            raise PuzzleError(f"{str(file)!r} holds no positions")
-        problem = _search_problem(p, heuristic, show=True) if _builds_patterns(p, method.value, heuristic) else None
+            raise PuzzleError(f"{file!r} holds no positions")
+        problem = _pattern_problem(p, heuristic, puzzle, goal, show=True) if _uses_patterns(p, method, heuristic) \
+            else None
         sink = open(output, "w", newline="") if output else sys.stdout
-        writer = csv.DictWriter(sink, fieldnames=FIELDS) if fmt == Format.csv else None
+        writer = csv.DictWriter(sink, fieldnames=FIELDS) if fmt == "csv" else None
         if writer:
             writer.writeheader()
         t0 = time.perf_counter()
         solved = stopped = nodes = 0
         search = 0.0
-        for r in solve_all(p, items, method=method.value, heuristic=heuristic, threads=threads, time_limit=time_limit,
+        for r in solve_all(p, items, method=method, heuristic=heuristic, threads=threads, time_limit=time_limit,
                            problem=problem):
             if writer:
                 writer.writerow(r.row())
@@ -529,70 +772,73 @@ def batch(
             sink.close()
     err.print(f"solved {solved} of {len(items)}: {nodes:,} nodes, {search:.2f} s searching, "
               f"{time.perf_counter() - t0:.2f} s wall on {threads} thread{'s' if threads > 1 else ''}", markup=False)
-    raise typer.Exit(3 if stopped else 0)
+    raise click.exceptions.Exit(EXIT_STOPPED if stopped else EXIT_OK)
 
 
+# ----- demo --------------------------------------------------------------------------------------
+#: (puzzle, position, goal or None): an 8-puzzle antipode, an 11-puzzle antipode, the reversal
+#: of four pieces that step or jump two cells, and a 13-move flip puzzle.
 DEMO = [
-    ("sliding:3x3", "8 6 7/2 5 4/3 0 1"),  # the 8-puzzle's hardest positions (seed 003)
-    ("sliding:4x3", "0 3 2 1/8 7 6 5/4 11 10 9"),  # an 11-puzzle antipode (seeds 000, 001)
-    ("jump:4", "1 2 3 4 0"),  # reverse four pieces with steps and jumps of 2 (seed 002)
-    ("flip:5x5", "WWBWW/WWBWW/BWBBW/WWWWW/WWWWW"),  # seed 004's 13-move problem
+    ("sliding:3x3", "8 6 7/2 5 4/3 0 1", None),
+    ("sliding:4x3", "0 3 2 1/8 7 6 5/4 11 10 9", None),
+    ("jump:4", "1 2 3 4 0", "0 4 3 2 1"),
+    ("flip:5x5", "WWBWW/WWBWW/BWBBW/WWWWW/WWWWW", None),
+]
+
+TRY_NEXT = [
+    ("puzzlespace solve 4x3 '0 3 2 1/8 7 6 5/4 11 10 9' --quiet", "an 11-puzzle position, 53 moves"),
+    ("puzzlespace explore 3x3 --antipodes 2", "all 181,440 positions of the 8-puzzle"),
+    ("puzzlespace check 3x3 '1 2 3/4 5 6/8 7 0' --explain", "why a position cannot be solved"),
 ]
 
 
-@app.command()
+@app.command(short_help="Solve four showcase positions and print them.",
+             examples=["puzzlespace demo"])
 def demo() -> None:
-    """Solve the seeds' showcase positions and print them."""
-    table = Table(title="puzzlespace showcase: proven-optimal solutions")
+    """Solve four showcase positions, each proven optimal, and print them."""
+    out.print("puzzlespace demo: four puzzles solved in the fewest moves, each proven optimal", markup=False)
+    out.print(markup=False)
+    table = Table()
     for col in ("puzzle", "position", "moves", "nodes", "seconds"):
         table.add_column(col, justify="right" if col in ("moves", "nodes", "seconds") else "left", no_wrap=True)
     with _errors():
-        for spec, position in DEMO:
-            p = load_puzzle(spec)
-            goal = "0 4 3 2 1" if spec == "jump:4" else None
-            if goal:
-                p = p.with_goal(p.parse_goal(goal))
-            t0 = time.perf_counter()
+        for spec, position, goal in DEMO:
+            p = load_puzzle(spec, goal)
             sol = solve_position(p, p.parse_position(position))
             if spec == "sliding:3x3":
                 _print_solution(sol, quiet=False)
-                out.print()
+                out.print(markup=False)
             table.add_row(spec, p.format_position(sol.start), str(sol.length), f"{sol.nodes:,}",
-                          f"{time.perf_counter() - t0:.2f}")
+                          f"{sol.seconds:.3f}")
     out.print(table)
+    out.print("try next:", markup=False)
+    for command, what in TRY_NEXT:
+        out.print(f"  {command:<58} # {what}", markup=False)
 
 
 def _keep_scipy_out() -> None:
     """Make ``import scipy`` fail in this process (unless it is already imported).
 
     numba imports SciPy, when it is installed, as it first compiles or loads a function,
-    only to offer linear algebra in compiled code, which puzzlespace does not use; that
-    costs about 0.3 s and 17 MB on every command (measured on a 2-core machine).
+    only to offer linear algebra in compiled code, which puzzlespace does not use.
     """
     sys.modules.setdefault("scipy", None)
 
 
-def main() -> None:
+def main(argv: Optional[list[str]] = None) -> None:
     """Entry point of the ``puzzlespace`` script.
 
     Ends the process with ``os._exit`` once the output is flushed: the interpreter's
-    teardown (numba and LLVM finalisers) would otherwise add about 0.3 s to every command.
+    teardown (numba and LLVM finalisers) is slow and has nothing left to do.
     """
     _keep_scipy_out()
-    code = 0
-    try:
-        app()
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    except KeyboardInterrupt:  # pragma: no cover - outside a command
-        err.print("stopped: interrupted", markup=False)
-        code = 130
+    code = app.main(argv, prog_name="puzzlespace", standalone_mode=False)
     try:
         sys.stdout.flush()
         sys.stderr.flush()
     except BrokenPipeError:  # pragma: no cover - the reader went away
         code = code or 1
-    os._exit(code)
+    os._exit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -8,6 +8,7 @@ over the target), so a reader never sees half a file.
 from __future__ import annotations
 
 import json
+import os
 import struct
 from contextlib import contextmanager
 from pathlib import Path
@@ -18,17 +19,36 @@ import numpy as np
 from .errors import PuzzleError
 
 
+def write_atomic(path: Path, write) -> None:
+    """Call ``write(file)`` on a temporary file beside ``path``, sync it, then rename it over ``path``.
+
+    The temporary file is removed if anything fails (including Ctrl-C), so none is left behind.
+    """
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "wb") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+
 def write(path: Path, magic: bytes, header: dict, data: np.ndarray) -> None:
     """Write ``magic``, ``header`` and ``data`` to ``path`` atomically (folders made as needed)."""
     blob = json.dumps(header).encode()
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as f:
+
+    def body(f) -> None:
         f.write(magic)
         f.write(struct.pack("<Q", len(blob)))
         f.write(blob)
         data.tofile(f)
-    tmp.replace(path)
+
+    write_atomic(path, body)
 
 
 @contextmanager

@@ -17,12 +17,19 @@ class Undecided(RuntimeError):
 
 
 class SearchStopped(RuntimeError):
-    """A search stopped before it finished: time limit, node limit or interruption."""
+    """A search stopped before it finished: time limit, node limit or interruption.
 
-    def __init__(self, message: str, *, nodes: int = 0, seconds: float = 0.0):
+    ``lower_bound``: the fewest moves a solution can have, as proven before it stopped
+    (0 when nothing is proven). ``interrupted``: stopped by Ctrl-C rather than a limit.
+    """
+
+    def __init__(self, message: str, *, nodes: int = 0, seconds: float = 0.0, lower_bound: int = 0,
+                 interrupted: bool = False):
         super().__init__(message)
         self.nodes = nodes
         self.seconds = seconds
+        self.lower_bound = lower_bound
+        self.interrupted = interrupted
 
 
 class Unsolvable(Exception):

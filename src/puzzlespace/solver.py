@@ -140,12 +140,12 @@ def solve(
         verdict = None
     if verdict is not None and not verdict.solvable:
         raise Unsolvable(verdict)
-    if method == "auto" and table is None and heuristic == "auto" and problem is None:
+    if table is None and (method == "table" or (method == "auto" and heuristic == "auto" and problem is None)):
         table = cached_tablebase(puzzle)
     if table is not None and method in ("auto", "table"):
         method = "table"
     elif method == "table":
-        raise PuzzleError(f"no tablebase for {puzzle.spec}: pass --table FILE or run explore --save cache")
+        raise PuzzleError(f"no tablebase for {puzzle.spec}: pass --table FILE or run 'puzzlespace explore {puzzle.spec} --save cache'")
     if heuristic != "auto" or problem is not None:
         if method not in ("auto", "ida"):
             raise PuzzleError(f"a heuristic guides IDA* only, not --method {method}")
@@ -180,4 +180,5 @@ def solve(
 
 
 def _exhausted() -> Verdict:
-    return Verdict(False, "the search exhausted every reachable position without meeting the goal", "exhaustive")
+    return Verdict(False, "the search exhausted every reachable position without meeting the goal", "exhaustive",
+                   summary="not reachable (every reachable position was searched)")

@@ -246,32 +246,53 @@ def run_layers(index, table, depth: int, threads: int, progress=None,
             yield added
 
 
+@dataclass
+class LayerState:
+    """A layered BFS between two layers: ``table`` holds layer ``depth`` as its frontier
+    (every earlier state closed); ``counts[d]`` is the number of states at depth ``d``."""
+
+    table: np.ndarray
+    depth: int
+    counts: list[int]
+
+
 def layered_bfs(index, roots, *, threads: int | None = None, max_memory: int | None = None,
                 on_layer: Callable[[int, np.ndarray, int], None] | None = None, progress=None,
-                extra_memory: int = 0) -> list[int]:
+                extra_memory: int = 0, resume: LayerState | None = None,
+                after_layer: Callable[[LayerState], None] | None = None) -> list[int]:
     """Breadth-first search over any state index from the ranks ``roots`` (depth 0).
 
     The in-memory core of :func:`explore`, for state spaces that are not puzzles (e.g.
     the abstract spaces of pattern databases; their ranks need not all be reachable).
     ``on_layer(depth, table, value)`` sees each complete layer: its states are those whose
-    entry of ``table`` is ``value`` (read it, do not keep it). ``extra_memory``: bytes the
-    caller needs besides (counted in the refusal check). Returns the number of states per
-    depth.
+    entry of ``table`` is ``value`` (read it, do not keep it). ``after_layer(state)`` is
+    called next, with the search's :class:`LayerState` (to checkpoint it, or to stop by
+    raising). ``resume`` continues a search from such a state instead of ``roots``.
+    ``extra_memory``: bytes the caller needs besides (counted in the refusal check).
+    Returns the number of states per depth.
     """
     threads = threads or os.cpu_count() or 1
     need = plan(index, threads, False)
     check_resources(Plan(need.memory + extra_memory, 0), max_memory, None)
-    table, blocks = new_table(index.size), new_blocks(index.size)
-    for r in roots:
-        set2(table, int(r), layer_value(0))
-        blocks[int(r) >> BLOCK_BITS] = 1
-    counts = [len(set(roots))]
+    blocks = new_blocks(index.size)
+    if resume is None:
+        table = new_table(index.size)
+        for r in roots:
+            set2(table, int(r), layer_value(0))
+            blocks[int(r) >> BLOCK_BITS] = 1
+        state = LayerState(table, 0, [len(set(roots))])
+        if on_layer:
+            on_layer(0, table, layer_value(0))
+    else:
+        state = LayerState(resume.table, resume.depth, list(resume.counts))
+        blocks[:] = 1
     report = on_layer and (lambda d, t: on_layer(d, t, layer_value(d)))
-    if report:
-        report(0, table)
-    for added in run_layers(index, table, 0, threads, progress, on_layer=report, blocks=blocks):
-        counts.append(added)
-    return counts
+    for added in run_layers(index, state.table, state.depth, threads, progress, on_layer=report, blocks=blocks):
+        state.counts.append(added)
+        state.depth += 1
+        if after_layer:
+            after_layer(state)
+    return state.counts
 
 
 def _save(out, puzzle, goal, index, depth, counts, table, tablebase, seconds) -> None:

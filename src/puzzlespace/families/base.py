@@ -25,13 +25,16 @@ State = tuple[int, ...]
 class Verdict:
     """Whether a position can reach the goal, and why.
 
-    ``method`` is ``"invariant"`` when a proven invariant decided it (instant) or
-    ``"exhaustive"`` when the reachable set was enumerated.
+    ``summary`` is one short line: the decisive invariant and its values here and in
+    the goal. ``reason`` is the whole argument. ``method`` is ``"invariant"`` when a
+    proven invariant decided it (instant) or ``"exhaustive"`` when the reachable set was
+    enumerated.
     """
 
     solvable: bool
     reason: str
     method: str = "invariant"
+    summary: str = ""
 
 
 class Puzzle(ABC):

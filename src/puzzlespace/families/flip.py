@@ -134,12 +134,15 @@ class FlipPuzzle(Puzzle):
                     "images): every move swaps two of them across its diagonals and turns both over, so "
                     "white cells on one diagonal minus those on the other never changes; it is "
                     f"{goal:+d} in the goal and {mine:+d} here",
+                    summary=f"cells {', '.join(map(str, orbit))} have diagonal balance {mine:+d}, the goal {goal:+d} "
+                            "(no move changes it)",
                 )
         return Verdict(
             True,
             "every 4-cell orbit (a cell and its mirror images) has the goal's diagonal balance "
             "(white cells on one diagonal minus the other), and cells on the middle row or column "
             "turn freely, so the position is reachable",
+            summary="every 4-cell orbit has the goal's diagonal balance",
         )
 
     def reachable_count(self) -> int:

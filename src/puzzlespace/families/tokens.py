@@ -106,17 +106,22 @@ class TokenPuzzle(Puzzle):
                 True,
                 "the graph is 2-connected, not a cycle and not bipartite, so by Wilson's theorem "
                 "every arrangement is reachable",
+                summary="every arrangement is reachable on this graph (Wilson's theorem)",
             )
         parity = permutation_parity(state, self.goal)
         d = g.distance_matrix[state.index(0)][self.goal.index(0)]
         ok = parity == d % 2
+        moves = f"{d} move{'' if d == 1 else 's'}"
+        summary = (f"the tiles are an {_parity_word(parity)} permutation of the goal "
+                   f"{'and' if ok else 'but'} the blank is {moves} from home ({_parity_word(d % 2)})")
         return Verdict(
             ok,
             f"the arrangement is an {_parity_word(parity)} permutation of the goal and the blank is "
-            f"{d} moves from its goal place ({_parity_word(d % 2)}); every move is one swap and "
+            f"{moves} from its goal place ({_parity_word(d % 2)}); every move is one swap and "
             "moves the blank across the bipartite graph, so these parities always agree, and by "
             "Wilson's theorem (2-connected, bipartite, not a cycle) every arrangement where they "
             f"agree is reachable: they {'agree' if ok else 'differ'}",
+            summary=summary,
         )
 
     def _check_order(self, state: State, cyclic: bool) -> Verdict:
@@ -135,6 +140,8 @@ class TokenPuzzle(Puzzle):
             f"the graph is {shape}: tokens can only follow one another round it, so {rule}, and any "
             f"placement with the same order is reachable: the order {'matches' if ok else 'differs from'} "
             "the goal's",
+            summary=f"the tokens' {'cyclic ' if cyclic else ''}order {'matches' if ok else 'differs from'} the "
+                    f"goal's (on {shape} it never changes)",
         )
 
     def _check_exhaustive(self, state: State) -> Verdict:
@@ -154,6 +161,8 @@ class TokenPuzzle(Puzzle):
             f"{why}; all {len(self._reachable_from_goal):,} positions reachable from the goal were "
             f"enumerated and this one is {'among' if ok else 'not among'} them",
             method="exhaustive",
+            summary=f"{'among' if ok else 'not among'} the {len(self._reachable_from_goal):,} positions reachable "
+                    "from the goal (enumerated)",
         )
 
     @cached_property

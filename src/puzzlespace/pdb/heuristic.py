@@ -16,7 +16,9 @@ larger.
 
 from __future__ import annotations
 
+import os
 import re
+from dataclasses import dataclass
 from math import perm
 from pathlib import Path
 from typing import Callable, Sequence
@@ -25,7 +27,7 @@ import numpy as np
 
 from ..errors import PuzzleError
 from .space import MAX_NODES, PatternSpace
-from .store import obtain
+from .store import BuildCost, build_cost, cached_state, obtain
 
 #: Largest total number of entries a default partition may have (about that many bytes).
 DEFAULT_MAX_ENTRIES = 600_000_000
@@ -92,22 +94,81 @@ def views(goal: Sequence[int], symmetries: Sequence[Sequence[int]]) -> list[tupl
     return out
 
 
-def pattern_problem(puzzle, heuristic: str, *, cache_dir: str | Path | None = None, threads: int | None = None,
-                    max_memory: int | None = None, progress=None, notify: Callable[[str], None] | None = None,
-                    rebuild: bool = False):
-    """The :class:`~puzzlespace.search.pattern_ida.PatternSearchProblem` of ``puzzle`` for a
-    ``pdb:`` heuristic, its databases read from the cache or built there."""
-    from ..search.pattern_ida import PatternSearchProblem
+@dataclass
+class PatternPlan:
+    """The pattern databases a ``pdb:`` heuristic needs, and the cost of building those the cache lacks.
 
+    ``build`` pairs each space to build with the reason; ``costs`` are their
+    :class:`~puzzlespace.pdb.store.BuildCost`. ``memory`` counts the databases held
+    together for the search plus the largest build; ``disk`` every file and checkpoint.
+    """
+
+    puzzle: object
+    heuristic: str
+    groups: list[list[int]]
+    spaces: list[PatternSpace]
+    build: list[tuple[PatternSpace, str]]
+    costs: list[BuildCost]
+    threads: int
+
+    @property
+    def seconds(self) -> float:
+        return sum(c.seconds for c in self.costs)
+
+    @property
+    def entries(self) -> int:
+        return sum(c.entries for c in self.costs)
+
+    @property
+    def memory(self) -> int:
+        held = sum(s.placements for s in self.spaces)
+        return held + max((c.memory for c in self.costs), default=0)
+
+    @property
+    def disk(self) -> int:
+        return sum(c.disk for c in self.costs)
+
+
+def pattern_plan(puzzle, heuristic: str, *, cache_dir: str | Path | None = None, threads: int | None = None,
+                 rebuild: bool = False) -> PatternPlan:
+    """What :func:`pattern_problem` will read and build for ``heuristic`` (a ``pdb:`` name)."""
     if puzzle.n_cells > MAX_NODES:
         raise PuzzleError(f"pattern databases are limited to {MAX_NODES} cells; {puzzle.spec} has {puzzle.n_cells}")
+    threads = threads or os.cpu_count() or 1
     groups = parse_groups(heuristic.partition(":")[2], puzzle.goal, puzzle.pattern_order())
     spaces = [PatternSpace(puzzle.graph.neighbors, puzzle.goal, g) for g in groups]
-    pdb = np.empty(sum(s.placements for s in spaces), dtype=np.uint8)  # all tables, read in place
-    off = 0
+    build = []
     for space in spaces:
-        obtain(puzzle.spec, puzzle.goal, space, root=cache_dir, threads=threads, max_memory=max_memory,
-               progress=progress, notify=notify, rebuild=rebuild, out=pdb[off : off + space.placements])
+        why = "rebuild requested" if rebuild else cached_state(puzzle.spec, puzzle.goal, space, cache_dir)
+        if why:
+            build.append((space, why))
+    costs = [build_cost(space, threads, cache_dir) for space, _ in build]
+    return PatternPlan(puzzle, heuristic, groups, spaces, build, costs, threads)
+
+
+def pattern_problem(puzzle, heuristic: str, *, cache_dir: str | Path | None = None, threads: int | None = None,
+                    max_memory: int | None = None, progress=None, notify: Callable[[str], None] | None = None,
+                    rebuild: bool = False, stop: Callable[[], None] | None = None, plan: PatternPlan | None = None):
+    """The :class:`~puzzlespace.search.pattern_ida.PatternSearchProblem` of ``puzzle`` for a
+    ``pdb:`` heuristic, its databases read from the cache or built there.
+
+    ``plan``: the :func:`pattern_plan` already made. ``progress(entries built, entries to
+    build)`` follows all the builds together; ``stop`` and ``notify`` are passed to
+    :func:`~puzzlespace.pdb.store.obtain`.
+    """
+    from ..search.pattern_ida import PatternSearchProblem
+
+    plan = plan or pattern_plan(puzzle, heuristic, cache_dir=cache_dir, threads=threads, rebuild=rebuild)
+    pdb = np.empty(sum(s.placements for s in plan.spaces), dtype=np.uint8)  # all tables, read in place
+    total, done, off = plan.entries, 0, 0
+    building = {id(space) for space, _ in plan.build}
+    for space in plan.spaces:
+        report = progress and (lambda d, t, base=done: progress(base + d, total))
+        obtain(puzzle.spec, puzzle.goal, space, root=cache_dir, threads=plan.threads, max_memory=max_memory,
+               progress=report, notify=notify, rebuild=rebuild and id(space) in building,
+               out=pdb[off : off + space.placements], stop=stop)
+        if id(space) in building:
+            done += space.placements
         off += space.placements
-    return PatternSearchProblem.build(puzzle.graph.neighbors, puzzle.distance_table(), groups, pdb,
+    return PatternSearchProblem.build(puzzle.graph.neighbors, puzzle.distance_table(), plan.groups, pdb,
                                       views(puzzle.goal, puzzle.symmetries()), puzzle.graph.is_bipartite)

@@ -231,14 +231,21 @@ class PatternSpace:
 
 
 def pattern_distances(space: PatternSpace, *, threads: int | None = None, max_memory: int | None = None,
-                      progress=None) -> np.ndarray:
+                      progress=None, resume=None, after_layer=None) -> np.ndarray:
     """The database of ``space``: uint8 per placement rank, the fewest group-tile moves.
 
-    Raises ValueError if a distance exceeds 254 (never for boards up to 64 nodes in practice).
+    ``resume``: (:class:`~puzzlespace.explore.engine.LayerState`, database so far) of an
+    interrupted build, to continue it. ``after_layer(state, database so far)`` is called
+    after every complete layer (to checkpoint the build, or stop it by raising).
+    ``progress`` is the explore engine's. Raises ValueError if a distance exceeds 254
+    (never for boards up to 64 nodes in practice).
     """
     from ..explore.engine import layered_bfs
 
-    pdb = np.full(space.placements, 255, dtype=np.uint8)
+    if resume is None:
+        state, pdb = None, np.full(space.placements, 255, dtype=np.uint8)
+    else:
+        state, pdb = resume
     nf = space.n - space.k
 
     def on_layer(depth: int, table: np.ndarray, value: int) -> None:
@@ -247,7 +254,8 @@ def pattern_distances(space: PatternSpace, *, threads: int | None = None, max_me
         record_layer(table, value, depth, nf, pdb)
 
     layered_bfs(space, space.roots(), threads=threads, max_memory=max_memory, on_layer=on_layer,
-                progress=progress, extra_memory=pdb.nbytes)
+                progress=progress, extra_memory=pdb.nbytes, resume=state,
+                after_layer=after_layer and (lambda st: after_layer(st, pdb)))
     return pdb
 
 

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +26,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from .. import datafile
+from ..explore import checkpoint as cp
 from .._version import __version__
 from ..errors import PuzzleError
 from ..explore.cache import cache_dir, file_stem
@@ -116,25 +119,150 @@ def read(path: Path, expect: dict | None = None, out: np.ndarray | None = None) 
     return PatternDatabase(header, table, path)
 
 
+#: Core-seconds a build spends per entry, until the cache holds builds of this machine to time.
+DEFAULT_CORE_SECONDS_PER_ENTRY = 1.4e-6
+#: A build in progress writes a checkpoint at the end of a layer once this many seconds have passed since the last.
+CHECKPOINT_SECONDS = 30.0
+#: The ``format`` of a build checkpoint's manifest.
+BUILD_FORMAT = "puzzlespace-pdb-build/1"
+
+
+@dataclass
+class BuildCost:
+    """What building one database takes: ``seconds`` (estimated on this machine), ``memory``
+    (peak bytes of the build itself) and ``disk`` (bytes of the file plus its checkpoint)."""
+
+    tiles: tuple[int, ...]
+    entries: int
+    seconds: float
+    memory: int
+    disk: int
+
+
+def core_seconds_per_entry(root: str | Path | None = None) -> float:
+    """Core-seconds per entry of the builds in the cache (their median), else the default."""
+    rates = []
+    for _, header, _ in listing(root):
+        try:
+            entries, seconds, threads = int(header["entries"]), float(header["seconds"]), int(header["threads"])
+        except (KeyError, TypeError, ValueError):
+            continue
+        if entries >= 1_000_000 and seconds > 0 and threads > 0:
+            rates.append(seconds * threads / entries)
+    return float(np.median(rates)) if rates else DEFAULT_CORE_SECONDS_PER_ENTRY
+
+
+def build_cost(space: PatternSpace, threads: int, root: str | Path | None = None) -> BuildCost:
+    """The estimated cost of building ``space``'s database with ``threads`` threads."""
+    from ..explore.engine import plan
+
+    table = plan(space, threads, False).memory
+    search_table = ((space.size + 31) // 32) * 8
+    seconds = space.placements * core_seconds_per_entry(root) / max(1, min(threads, os.cpu_count() or 1))
+    return BuildCost(space.tiles, space.placements, seconds, memory=table + space.placements,
+                     disk=space.placements + search_table + space.placements)
+
+
+def cached_state(spec: str, goal: Sequence[int], space: PatternSpace, root: str | Path | None = None) -> str:
+    """Why the database of ``space`` must be built ('' when the cache holds it, judged by its header and size)."""
+    path = pdb_path(spec, goal, space.tiles, root)
+    if (partial_dir(path) / cp.MANIFEST).exists():
+        return "resuming an interrupted build"
+    if not path.exists():
+        return "not in the cache"
+    try:
+        with datafile.open_data(path, MAGIC, "pattern database") as (header, f):
+            start = f.tell()
+    except PuzzleError as exc:
+        return f"rebuilding: {exc}"
+    expected = _expected(spec, goal, space)
+    if any(header.get(k) != v for k, v in expected.items()):
+        return "rebuilding: the cached file is for another pattern"
+    size = (space.placements + 1) // 2 if header.get("bits") == 4 else space.placements
+    if path.stat().st_size != start + size:
+        return "rebuilding: the cached file is truncated"
+    return ""
+
+
+def partial_dir(path: Path) -> Path:
+    """The checkpoint directory of a build of ``path`` in progress."""
+    return path.with_name(path.name + ".partial")
+
+
 def build(spec: str, goal: Sequence[int], space: PatternSpace, *, threads: int | None = None,
-          max_memory: int | None = None, progress=None) -> PatternDatabase:
-    """Compute the database of ``space`` (see :func:`~puzzlespace.pdb.space.pattern_distances`)."""
+          max_memory: int | None = None, progress=None, checkpoint: Path | None = None,
+          stop: Callable[[], None] | None = None) -> PatternDatabase:
+    """Compute the database of ``space`` (see :func:`~puzzlespace.pdb.space.pattern_distances`).
+
+    ``checkpoint``: a directory where the build saves itself at the end of a layer (at most
+    every :data:`CHECKPOINT_SECONDS`) and from which it resumes if it holds a matching
+    build. ``progress(entries done, entries)`` follows the build; ``stop()`` is called as
+    it goes and may raise (e.g. :class:`~puzzlespace.errors.SearchStopped`) to end it,
+    keeping the last checkpoint.
+    """
+    from ..explore.engine import LayerState
     from .space import pattern_distances
 
+    threads = threads or os.cpu_count() or 1
+    expected = _expected(spec, goal, space)
+    resume, before = None, 0.0
+    if checkpoint is not None and (checkpoint / cp.MANIFEST).exists():
+        resume, before = _resume(checkpoint, expected, space)
     t0 = time.perf_counter()
-    table = pattern_distances(space, threads=threads, max_memory=max_memory, progress=progress)
-    header = dict(_expected(spec, goal, space), seconds=round(time.perf_counter() - t0, 3))
+    last_save = [time.monotonic()]
+    found = [sum(resume[0].counts) if resume else 1]
+
+    def after_layer(state: LayerState, pdb: np.ndarray) -> None:
+        found[0] = sum(state.counts)
+        if checkpoint is not None and time.monotonic() - last_save[0] >= CHECKPOINT_SECONDS:
+            manifest = dict(expected, format=BUILD_FORMAT, depth=state.depth, depth_counts=state.counts,
+                            seconds=before + time.perf_counter() - t0)
+            cp.save_layer(checkpoint, manifest, {"table": state.table, "pdb": pdb})
+            last_save[0] = time.monotonic()
+        if stop:
+            stop()
+
+    def report(depth: int, done: int, total: int, added: int) -> None:
+        if stop:
+            stop()
+        if progress:
+            progress(min(found[0] + added, space.placements), space.placements)
+
+    table = pattern_distances(space, threads=threads, max_memory=max_memory, progress=report,
+                              resume=resume, after_layer=after_layer)
+    header = dict(expected, seconds=round(before + time.perf_counter() - t0, 3), threads=threads)
     return PatternDatabase(header, table)
+
+
+def _resume(directory: Path, expected: dict, space: PatternSpace):
+    """((layer state, database so far), seconds spent) of the build checkpointed in
+    ``directory``; a checkpoint of another build is an error."""
+    from ..explore.engine import LayerState
+
+    manifest = cp.read_manifest(directory)
+    for key, want in dict(expected, format=BUILD_FORMAT).items():
+        if manifest.get(key) != want:
+            raise PuzzleError(f"build checkpoint {str(directory)!r} is for {key} {manifest.get(key)!r}, not "
+                              f"{want!r}; remove it or build with --rebuild")
+    try:
+        depth, counts, seconds = int(manifest["depth"]), [int(c) for c in manifest["depth_counts"]], \
+            float(manifest["seconds"])
+        table = cp.read_array(directory / str(manifest["table"]), ((space.size + 31) // 32) * 8)
+        pdb = cp.read_array(directory / str(manifest["pdb"]), space.placements)
+    except (KeyError, TypeError, ValueError):
+        raise PuzzleError(f"build checkpoint {str(directory)!r} is unreadable; build with --rebuild") from None
+    return (LayerState(table, depth, counts), pdb), seconds
 
 
 def obtain(spec: str, goal: Sequence[int], space: PatternSpace, *, root: str | Path | None = None,
            threads: int | None = None, max_memory: int | None = None, progress=None,
            notify: Callable[[str], None] | None = None, rebuild: bool = False,
-           out: np.ndarray | None = None) -> PatternDatabase:
+           out: np.ndarray | None = None, stop: Callable[[], None] | None = None) -> PatternDatabase:
     """The database of ``space`` from the cache; built and saved if missing, mismatched or corrupt.
 
     ``notify`` receives one line when a database is built (and why); ``out`` receives
-    the table as in :func:`read`.
+    the table as in :func:`read`. A build checkpoints itself beside its file and resumes
+    from there after an interruption (unless ``rebuild``); see :func:`build`.
     """
     from ..explore.resources import free_disk, human
 
@@ -142,12 +270,19 @@ def obtain(spec: str, goal: Sequence[int], space: PatternSpace, *, root: str | P
     why = "not in the cache"
     if path.exists() and not rebuild:
         try:
-            return read(path, _expected(spec, goal, space), out)
+            db = read(path, _expected(spec, goal, space), out)
+            _touch(path)
+            return db
         except PuzzleError as exc:
             why = f"rebuilding: {exc}"
     elif rebuild:
         why = "rebuild requested"
-    need = space.placements
+    partial = partial_dir(path)
+    if rebuild:
+        shutil.rmtree(partial, ignore_errors=True)
+    elif (partial / cp.MANIFEST).exists():
+        why = "resuming an interrupted build"
+    need = build_cost(space, threads or os.cpu_count() or 1, root).disk
     path.parent.mkdir(parents=True, exist_ok=True)
     if free_disk(path.parent) < need:
         raise PuzzleError(f"the pattern database needs about {human(need)} of disk in {str(path.parent)!r} "
@@ -155,13 +290,36 @@ def obtain(spec: str, goal: Sequence[int], space: PatternSpace, *, root: str | P
     if notify:
         notify(f"building pattern database for tiles {','.join(map(str, space.tiles))} "
                f"({space.placements:,} entries; {why})")
-    db = build(spec, goal, space, threads=threads, max_memory=max_memory, progress=progress)
+    db = build(spec, goal, space, threads=threads, max_memory=max_memory, progress=progress, checkpoint=partial,
+               stop=stop)
     save(path, db.header, db.table)
+    shutil.rmtree(partial, ignore_errors=True)
     db.path = path
     if out is not None:
         out[:] = db.table
         db.table = out
     return db
+
+
+def _touch(path: Path) -> None:
+    """Record that ``path`` was used now (its access time, which ``pdb list`` shows)."""
+    try:
+        os.utime(path, (time.time(), path.stat().st_mtime))
+    except OSError:
+        pass
+
+
+def remove(path: Path) -> int:
+    """Delete a database file and any build of it in progress; return the bytes freed."""
+    freed = 0
+    for target in (path, partial_dir(path)):
+        if target.is_dir():
+            freed += sum(f.stat().st_size for f in target.iterdir() if f.is_file())
+            shutil.rmtree(target)
+        elif target.exists():
+            freed += target.stat().st_size
+            target.unlink()
+    return freed
 
 
 def listing(root: str | Path | None = None) -> list[tuple[Path, dict | None, str]]:

@@ -30,16 +30,17 @@ class _Clock:
         self.t0 = time.perf_counter()
         self.limit = time_limit
 
-    def check(self, nodes: int, what: str) -> None:
+    def check(self, nodes: int, what: str, lower_bound: int) -> None:
         if self.limit is None:
             return
         elapsed = time.perf_counter() - self.t0
         if elapsed > self.limit:
-            raise SearchStopped(f"time limit of {self.limit:g} s reached during {what}", nodes=nodes, seconds=elapsed)
+            raise SearchStopped(f"time limit of {self.limit:g} s reached during {what}", nodes=nodes, seconds=elapsed,
+                                lower_bound=lower_bound)
 
-    def too_big(self, nodes: int, what: str, max_states: int, advice: str) -> SearchStopped:
+    def too_big(self, nodes: int, what: str, max_states: int, advice: str, lower_bound: int) -> SearchStopped:
         return SearchStopped(f"{what} passed {max_states:,} states; {advice}", nodes=nodes,
-                             seconds=time.perf_counter() - self.t0)
+                             seconds=time.perf_counter() - self.t0, lower_bound=lower_bound)
 
 
 def _walk_back(parents: dict, state: State) -> list[int]:
@@ -59,7 +60,7 @@ def bfs(
     clock = _Clock(time_limit)
     parents: dict[State, tuple[State, int] | None] = {start: None}
     frontier = [start]
-    nodes = 0
+    nodes = depth = 0  # depth of the frontier; the goal is not within it
     while frontier:
         if start == goal:
             return PathResult([], 0)
@@ -74,9 +75,10 @@ def bfs(
                     return PathResult(_walk_back(parents, t), nodes)
                 nxt.append(t)
             if len(parents) > max_states:
-                raise clock.too_big(nodes, "BFS", max_states, "use --method ida or bibfs")
-            clock.check(nodes, "BFS")
+                raise clock.too_big(nodes, "BFS", max_states, "use --method ida or bibfs", depth + 1)
+            clock.check(nodes, "BFS", depth + 1)
         frontier = nxt
+        depth += 1
     return None
 
 
@@ -97,7 +99,7 @@ def bidirectional_bfs(
     bwd: dict[State, tuple[State, int] | None] = {goal: None}
     depth = {start: 0, goal: 0}
     f_front, b_front = [start], [goal]
-    nodes = 0
+    nodes = f_depth = b_depth = 0  # depths of the two frontiers; they have not met
     while f_front and b_front:
         forward = len(f_front) <= len(b_front)
         front, seen, other = (f_front, fwd, bwd) if forward else (b_front, bwd, fwd)
@@ -114,15 +116,15 @@ def bidirectional_bfs(
                 else:
                     depth[t] = depth[s] + 1
             if len(fwd) + len(bwd) > max_states:
-                raise clock.too_big(nodes, "bidirectional BFS", max_states, "use --method ida")
-            clock.check(nodes, "bidirectional BFS")
+                raise clock.too_big(nodes, "bidirectional BFS", max_states, "use --method ida", f_depth + b_depth + 1)
+            clock.check(nodes, "bidirectional BFS", f_depth + b_depth + 1)
         if meets:
             meet = min(meets, key=depth.__getitem__)
             return PathResult(_join(puzzle, fwd, bwd, meet), nodes)
         if forward:
-            f_front = nxt
+            f_front, f_depth = nxt, f_depth + 1
         else:
-            b_front = nxt
+            b_front, b_depth = nxt, b_depth + 1
     return None
 
 

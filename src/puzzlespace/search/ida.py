@@ -395,7 +395,8 @@ def ida_star(
         ``start[node] = token``.
     time_limit : float, optional
         Seconds; :class:`~puzzlespace.errors.SearchStopped` is raised when it passes.
-        Ctrl-C (KeyboardInterrupt) raises SearchStopped too.
+        Ctrl-C (KeyboardInterrupt) raises SearchStopped too. Its ``lower_bound`` is the
+        bound being searched: every shorter solution was ruled out.
     progress : callable(bound, nodes, seconds), optional
         Called at each new bound and every ``poll`` seconds.
 
@@ -426,19 +427,20 @@ def ida_star(
         except KeyboardInterrupt:
             ctl[_STOP] = 1
             thread.join()
-            raise SearchStopped(f"interrupted while searching with bound {bound}",
-                                nodes=nodes + int(ctl[_NODES]), seconds=time.perf_counter() - t0) from None
+            raise SearchStopped(f"interrupted while searching with bound {bound}", nodes=nodes + int(ctl[_NODES]),
+                                seconds=time.perf_counter() - t0, lower_bound=bound, interrupted=True) from None
         elapsed = time.perf_counter() - t0
         nodes += int(ctl[_NODES])
         if out[0] == _STOPPED:
             raise SearchStopped(f"time limit of {time_limit:g} s reached while searching with bound {bound}",
-                                nodes=nodes, seconds=elapsed)
+                                nodes=nodes, seconds=elapsed, lower_bound=bound)
         if out[0] == _FOUND:
             return IDAResult([int(v) for v in path if v >= 0], nodes, bound, elapsed)
         if ctl[_MIN_F] >= _BIG:
             return None
         if bound >= max_bound:
-            raise SearchStopped(f"no solution within {max_bound} moves", nodes=nodes, seconds=elapsed)
+            raise SearchStopped(f"no solution within {max_bound} moves", nodes=nodes, seconds=elapsed,
+                                lower_bound=bound)
         step = int(ctl[_MIN_F]) - bound
         if problem.bipartite:
             step += step % 2

@@ -1,0 +1,154 @@
+"""How the ``puzzlespace`` command reads its arguments: plain help, value types, one-line errors.
+
+Built on click. Help is a usage line, the description, the arguments and options with
+the names of their values, and examples at the end. Every usage error is one line on
+stderr, ``error: ...``, naming the problem and, where there is one, the fix; exit 2.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import sys
+
+import click
+
+#: Exit statuses of the command.
+EXIT_OK, EXIT_UNSOLVABLE, EXIT_USAGE, EXIT_STOPPED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+class Command(click.Command):
+    """A command whose help lists its arguments (``arguments``: (name, help) pairs) and
+    ends with ``examples`` (command lines, shown as they are)."""
+
+    def __init__(self, *args, arguments=(), examples=(), **kwargs):
+        kwargs.setdefault("context_settings", CONTEXT)
+        super().__init__(*args, **kwargs)
+        self.arguments = list(arguments)
+        self.examples = list(examples)
+
+    def format_options(self, ctx, formatter) -> None:
+        if self.arguments:
+            with formatter.section("Arguments"):
+                formatter.write_dl(self.arguments)
+        super().format_options(ctx, formatter)
+
+    def format_epilog(self, ctx, formatter) -> None:
+        if self.examples:
+            with formatter.section("Examples"):
+                for line in self.examples:
+                    formatter.write(f"{'':>{formatter.current_indent}}{line}\n")
+
+
+class Group(click.Group):
+    """A command group that runs without click's own error printing (see :meth:`main`)."""
+
+    command_class = Command
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("context_settings", CONTEXT)
+        super().__init__(*args, **kwargs)
+
+    def parse_args(self, ctx, args):
+        if not args:
+            click.echo(ctx.get_help())
+            ctx.exit(EXIT_OK)
+        return super().parse_args(ctx, args)
+
+    def resolve_command(self, ctx, args):
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and self.get_command(ctx, name) is None:
+            near = difflib.get_close_matches(name, self.list_commands(ctx), n=1)
+            hint = f"did you mean '{near[0]}'?" if near else f"see '{ctx.command_path} --help'"
+            raise click.UsageError(f"unknown command '{name}' ({hint})", ctx)
+        return super().resolve_command(ctx, args)
+
+    def group(self, *args, **kwargs):
+        kwargs.setdefault("cls", Group)
+        return super().group(*args, **kwargs)
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        """Run the command; usage errors become one line on stderr (exit 2) and Ctrl-C exit 130."""
+        args = sys.argv[1:] if args is None else list(args)
+        try:
+            with self.make_context(prog_name or "puzzlespace", args, **extra) as ctx:
+                self.invoke(ctx)
+            code = EXIT_OK
+        except click.exceptions.Exit as exc:
+            code = exc.exit_code
+        except click.UsageError as exc:
+            click.echo(f"error: {usage_message(exc)}", err=True)
+            code = EXIT_USAGE
+        except click.ClickException as exc:
+            click.echo(f"error: {_plain(exc.format_message())}", err=True)
+            code = EXIT_USAGE
+        except KeyboardInterrupt:
+            click.echo("stopped: interrupted", err=True)
+            code = EXIT_INTERRUPTED
+        if standalone_mode:
+            sys.exit(code)
+        return code
+
+
+def _plain(message: str) -> str:
+    """click's sentence as a clause: lower-case start, no full stop, no line breaks."""
+    message = " ".join(message.split())
+    return (message[:1].lower() + message[1:]).rstrip(".")
+
+
+def usage_message(exc: click.UsageError) -> str:
+    """One line for a usage error: what is wrong, then the fix or where to look."""
+    where = f"see '{exc.ctx.command_path} --help'" if exc.ctx is not None else "see 'puzzlespace --help'"
+    if isinstance(exc, click.NoSuchOption):
+        if exc.option_name[1:2].isdigit() or exc.option_name[1:2] in ("/", ",", " ", "."):
+            return f"unknown option {exc.option_name} (use -- before a position that starts with -)"
+        near = exc.possibilities and difflib.get_close_matches(exc.option_name, exc.possibilities, n=1)
+        return f"unknown option {exc.option_name} ({f'did you mean {near[0]}?' if near else where})"
+    if isinstance(exc, click.MissingParameter):
+        return f"{_plain(exc.format_message())} ({where})"
+    if isinstance(exc, click.BadParameter):
+        return _plain(exc.format_message()).replace("'--", "--").replace("':", ":")
+    message = _plain(exc.format_message())
+    if "unexpected extra argument" in message:
+        return f"{message} (quote a position that holds spaces; {where})"
+    if message.startswith("unknown command"):
+        return message
+    return f"{message} ({where})"
+
+
+class Seconds(click.ParamType):
+    """A non-negative, finite number of seconds."""
+
+    name = "seconds"
+
+    def convert(self, value, param, ctx):
+        try:
+            seconds = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a number of seconds", param, ctx)
+        if not math.isfinite(seconds) or seconds < 0:
+            self.fail(f"{value!r} is not a number of seconds (0 or more)", param, ctx)
+        return seconds
+
+
+class Count(click.ParamType):
+    """A whole number at least ``low``."""
+
+    name = "count"
+
+    def __init__(self, low: int = 1):
+        self.low = low
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, int):
+            number = value
+        else:
+            text = str(value).strip()
+            if not (text.isascii() and text.lstrip("-").isdigit()) or len(text) > 18:
+                self.fail(f"{value!r} is not a whole number", param, ctx)
+            number = int(text)
+        if number < self.low:
+            self.fail(f"{value!r} is less than {self.low}", param, ctx)
+        return number
