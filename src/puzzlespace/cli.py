@@ -50,7 +50,7 @@ method_option = click.option("--method", type=click.Choice(METHODS), default="au
                              help="auto, bfs, bibfs, ida or table (read from a tablebase)")
 
 
-@click.group(cls=Group, help="Solve combinatorial puzzles optimally and map their state space.",
+@click.group("puzzlespace", cls=Group, help="Solve combinatorial puzzles optimally and map their state space.",
              epilog="Run 'puzzlespace COMMAND --help' for a command's options and examples.")
 @click.version_option(__version__, "--version", "-V", prog_name="puzzlespace", message="%(prog)s %(version)s")
 def app() -> None:
@@ -199,8 +199,8 @@ def solve(puzzle: str, position: str, goal: Optional[str], method: str, heuristi
 
 def _outcome(p: Puzzle, state: tuple, status: str, **facts) -> dict:
     """The ``--json`` object of a solve that found no solution."""
-    return {"puzzle": p.spec, "start": list(state), "goal": list(p.goal), "status": status,
-            "solvable": status != "unsolvable" and None, **facts}
+    verdict = {"solvable": False} if status == "unsolvable" else {}
+    return {"puzzle": p.spec, "start": list(state), "goal": list(p.goal), "status": status, **verdict, **facts}
 
 
 @contextmanager
@@ -293,9 +293,10 @@ def _duration(seconds: float) -> str:
 def _build_bar(enabled: bool):
     """One progress bar for all the pattern-database builds of a command, with the overall ETA.
 
-    The bar appears with the first progress report, so nothing flashes while tables load.
+    The bar appears with the first progress report, so nothing flashes while tables load;
+    it is drawn on a terminal only (elsewhere the build's notices say what happens).
     """
-    if not enabled:
+    if not enabled or not err.is_terminal:
         yield None
         return
     from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn, \
@@ -436,8 +437,8 @@ def _save_tablebase(p: Puzzle, result, save: str) -> None:
 
 @contextmanager
 def _layer_progress(enabled: bool):
-    """A rich progress bar per layer on stderr: chunks of the layer done, states found, ETA."""
-    if not enabled:
+    """A rich progress bar per layer on stderr (on a terminal): chunks of the layer done, states found, ETA."""
+    if not enabled or not err.is_terminal:
         yield None
         return
     from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,

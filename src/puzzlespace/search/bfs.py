@@ -35,7 +35,7 @@ class _Clock:
             return
         elapsed = time.perf_counter() - self.t0
         if elapsed > self.limit:
-            raise SearchStopped(f"time limit of {self.limit:g} s reached during {what}", nodes=nodes, seconds=elapsed,
+            raise SearchStopped(f"time limit reached during {what}", nodes=nodes, seconds=elapsed,
                                 lower_bound=lower_bound)
 
     def too_big(self, nodes: int, what: str, max_states: int, advice: str, lower_bound: int) -> SearchStopped:

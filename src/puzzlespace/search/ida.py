@@ -432,7 +432,7 @@ def ida_star(
         elapsed = time.perf_counter() - t0
         nodes += int(ctl[_NODES])
         if out[0] == _STOPPED:
-            raise SearchStopped(f"time limit of {time_limit:g} s reached while searching with bound {bound}",
+            raise SearchStopped(f"time limit reached while searching with bound {bound}",
                                 nodes=nodes, seconds=elapsed, lower_bound=bound)
         if out[0] == _FOUND:
             return IDAResult([int(v) for v in path if v >= 0], nodes, bound, elapsed)
