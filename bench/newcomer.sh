@@ -5,12 +5,14 @@
 # it was warm).
 #
 #     bash bench/newcomer.sh            # prints the two times and the machine
+#     bash bench/newcomer.sh REV        # the same for an earlier commit (a baseline)
 set -euo pipefail
 src="$(cd "$(dirname "$0")/.." && pwd)"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 git clone -q "$src" "$work/puzzlespace"
 cd "$work/puzzlespace"
+git checkout -q "${1:-HEAD}"
 python3 -m venv .venv
 # shellcheck disable=SC1091
 . .venv/bin/activate
@@ -20,7 +22,9 @@ echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -
 echo "commit: $(git rev-parse --short HEAD)"
 for command in "${setup[@]}"; do
     start=$(date +%s.%N)
-    bash -c "$command" > "$work/out.log" 2>&1 || { tail -20 "$work/out.log"; exit 1; }
+    status=0
+    bash -c "$command" > "$work/out.log" 2>&1 || status=$?
     end=$(date +%s.%N)
-    printf '%-45s %7.1f s   (%s)\n' "$command" "$(echo "$end - $start" | bc)" "$(tail -1 "$work/out.log")"
+    printf '%-45s %7.1f s   exit %d   (%s)\n' "$command" "$(echo "$end - $start" | bc)" "$status" \
+        "$(tail -1 "$work/out.log")"
 done
