@@ -223,7 +223,7 @@ def test_batch_csv_and_json_lines(tmp_path):
     r = run("batch", "3x3", str(src))
     assert r.exit_code == 0, r.output
     rows = [line.split(",") for line in r.stdout.strip().splitlines()]
-    assert rows[0] == ["id", "status", "length", "nodes", "seconds", "moves"]
+    assert rows[0] == ["id", "status", "length", "nodes", "seconds", "moves", "error"]
     assert [row[:3] for row in rows[1:]] == [["17", "solved", "31"], ["2", "solved", "2"], ["3", "unsolvable", ""]]
     assert "solved 2 of 3" in r.stderr
     out = tmp_path / "out.jsonl"
@@ -231,9 +231,28 @@ def test_batch_csv_and_json_lines(tmp_path):
     recs = [json.loads(line) for line in out.read_text().splitlines()]
     assert [x["length"] for x in recs] == [31, 2, None] and recs[1]["moves"] == "7 8"
     assert recs[0]["start"] == [8, 6, 7, 2, 5, 4, 3, 0, 1] and "parity" in recs[2]["reason"] or recs[2]["reason"]
-    src.write_text("1 2 3/4 5 6/0 7 8\n1 2 3 4\n")
-    assert_bad_input(run("batch", "3x3", str(src)), "line 2")
     assert_bad_input(run("batch", "3x3", str(tmp_path / "missing.txt")), "cannot read")
+
+
+def test_batch_answers_every_good_line_and_reports_the_bad_ones(tmp_path):
+    import csv
+    import io
+
+    src = tmp_path / "in.txt"
+    src.write_bytes(b"1 2 3/4 5 6/0 7 8\n1 2 3 4\n\xff\xfe not text\n8 6 7 2 5 4 3 0 1\n1 2 3 4 5 6 8 7 0\n")
+    r = run("batch", "3x3", str(src))
+    assert r.exit_code == 2
+    rows = list(csv.DictReader(io.StringIO(r.stdout)))
+    assert [(x["id"], x["status"]) for x in rows] == [("1", "solved"), ("2", "invalid"), ("3", "invalid"),
+                                                       ("4", "solved"), ("5", "unsolvable")]
+    assert rows[1]["error"] == "line 2: position has 4 cells, expected 9" and "UTF-8" in rows[2]["error"]
+    assert rows[3]["length"] == "31" and rows[0]["error"] == ""
+    assert "solved 2 of 3 (2 invalid lines)" in r.stderr
+    r = run("batch", "3x3", str(src), "--format", "jsonl")
+    recs = [json.loads(line) for line in r.stdout.splitlines()]
+    assert recs[1]["status"] == "invalid" and recs[1]["start"] == [] and recs[3]["length"] == 31
+    r = run("batch", "3x3", str(src), "--strict")
+    assert r.exit_code == 2 and r.stdout == "" and "line 2" in r.stderr and "--strict" in r.stderr
 
 
 def test_the_command_keeps_scipy_out():

@@ -397,7 +397,7 @@ def test_cli_explore_save_distance_generate(tmp_path, monkeypatch):
     assert len(data["depth_counts"]) == 32 and data["antipode_count"] == 2
     r = runner.invoke(app, ["solve", "3x3", "8 6 7/2 5 4/3 0 1", "--json"])
     assert json.loads(r.stdout)["method"] == "table" and json.loads(r.stdout)["length"] == 31
-    table = next((tmp_path / "cache" / "tables").iterdir())
+    table = next((tmp_path / "cache" / "tables").glob("*.pstb"))
     r = runner.invoke(app, ["distance", "3x3", "1 2 3/4 5 6/0 7 8", "--table", str(table)])
     assert r.stdout.strip() == "2"
     r = runner.invoke(app, ["generate", "3x3", "--count", "5", "--depth", "20", "--table", str(table), "--seed", "3",

@@ -11,15 +11,29 @@ Quick start::
     31
 """
 
-from .errors import PuzzleError, SearchStopped, Undecided, Unsolvable
-from .families import FlipPuzzle, GraphPuzzle, JumpPuzzle, Puzzle, SlidingPuzzle, TokenPuzzle, Verdict
-from .registry import load_puzzle
-from .solver import Solution, solve
-
 from ._version import __version__
 
-__all__ = [
-    "__version__",
-    "FlipPuzzle", "GraphPuzzle", "JumpPuzzle", "Puzzle", "SlidingPuzzle", "TokenPuzzle", "Verdict",
-    "PuzzleError", "SearchStopped", "Undecided", "Unsolvable", "Solution", "load_puzzle", "solve",
-]
+#: Public names, loaded on first use (so that ``import puzzlespace`` is quick and the
+#: command can answer Ctrl-C while it loads).
+_EXPORTS = {
+    "PuzzleError": "errors", "SearchStopped": "errors", "Undecided": "errors", "Unsolvable": "errors",
+    "FlipPuzzle": "families", "GraphPuzzle": "families", "JumpPuzzle": "families", "Puzzle": "families",
+    "SlidingPuzzle": "families", "TokenPuzzle": "families", "Verdict": "families",
+    "load_puzzle": "registry", "Solution": "solver", "solve": "solver",
+}
+
+__all__ = ["__version__", *_EXPORTS]
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        from importlib import import_module
+
+        value = getattr(import_module(f".{_EXPORTS[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'puzzlespace' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -19,12 +19,14 @@ from .errors import PuzzleError, SearchStopped, Unsolvable
 from .families.base import Puzzle, State
 from .solver import resolve_heuristic, search_problem_for, solve
 
-FIELDS = ("id", "status", "length", "nodes", "seconds", "moves")
+FIELDS = ("id", "status", "length", "nodes", "seconds", "moves", "error")
 
 
 @dataclass
 class BatchResult:
-    """The outcome for one position: ``status`` is ``solved``, ``unsolvable`` or ``stopped``."""
+    """The outcome for one line: ``status`` is ``solved``, ``unsolvable``, ``stopped`` or
+    ``invalid`` (a line that is not a position of the puzzle; ``reason`` says why and
+    ``start`` is empty)."""
 
     id: str
     start: State
@@ -38,25 +40,50 @@ class BatchResult:
     def row(self) -> dict:
         """The record written per line (CSV columns :data:`FIELDS`; JSON adds ``start`` and ``reason``)."""
         return {"id": self.id, "status": self.status, "length": self.length, "nodes": self.nodes,
-                "seconds": round(self.seconds, 6), "moves": " ".join(map(str, self.moves))}
+                "seconds": round(self.seconds, 6), "moves": " ".join(map(str, self.moves)),
+                "error": self.reason if self.status == "invalid" else ""}
 
 
-def read_positions(puzzle: Puzzle, lines: Iterable[str]) -> list[tuple[str, State]]:
-    """(id, position) for each position line; PuzzleError names the line of a bad one."""
-    items = []
+def read_entries(puzzle: Puzzle, lines: Iterable[bytes | str]) -> list[tuple[str, State | None, str]]:
+    """(id, position or None, problem) for each line that is not blank or a ``#`` comment.
+
+    ``problem`` is '' for a good position, else a one-line message naming the line. Lines
+    may be bytes (a file read as it is): one that is not UTF-8 is a bad line, not a failure.
+    """
+    entries: list[tuple[str, State | None, str]] = []
     for number, line in enumerate(lines, 1):
+        if isinstance(line, bytes):
+            try:
+                line = line.decode("utf-8")
+            except UnicodeDecodeError:
+                entries.append((str(len(entries) + 1), None, f"line {number}: not UTF-8 text"))
+                continue
         text = line.strip()
         if not text or text.startswith("#"):
             continue
         words = text.split()
-        ident = str(len(items) + 1)
-        if "/" not in text and len(words) == puzzle.n_cells + 1 and all(re.fullmatch(r"\d+", w) for w in words):
+        ident = str(len(entries) + 1)
+        if "/" not in text and len(words) == puzzle.n_cells + 1 and all(re.fullmatch(r"[0-9]{1,18}", w) for w in words):
             ident, text = words[0], " ".join(words[1:])
         try:
-            items.append((ident, puzzle.parse_position(text)))
+            entries.append((ident, puzzle.parse_position(text), ""))
         except PuzzleError as exc:
-            raise PuzzleError(f"line {number}: {exc}") from None
-    return items
+            entries.append((ident, None, f"line {number}: {exc}"))
+    return entries
+
+
+def read_positions(puzzle: Puzzle, lines: Iterable[bytes | str]) -> list[tuple[str, State]]:
+    """(id, position) for each position line; PuzzleError names the line of the first bad one."""
+    entries = read_entries(puzzle, lines)
+    bad = next((problem for _, _, problem in entries if problem), None)
+    if bad:
+        raise PuzzleError(bad)
+    return [(ident, state) for ident, state, _ in entries]
+
+
+def invalid(ident: str, problem: str) -> BatchResult:
+    """The result row of a line that holds no position."""
+    return BatchResult(ident, (), "invalid", None, 0, 0.0, [], problem)
 
 
 def solve_all(

@@ -378,11 +378,15 @@ def _tablebase(path: Path, puzzle: Puzzle):
               help="draw the depth distribution to a PNG or SVG file (needs the plot extra: "
                    "pip install 'puzzlespace[plot]')")
 @click.option("--progress", "show_progress", is_flag=True, help="progress on stderr even with --json")
+@click.option("--force", is_flag=True, help="let --out replace the checkpoint of another puzzle or goal")
 @json_option
 def explore(puzzle: str, goal: Optional[str], out_dir: Optional[Path], resume: bool, save: Optional[str],
             threads: Optional[int], max_memory: Optional[str], antipodes: int, plot: Optional[Path],
-            show_progress: bool, as_json: bool) -> None:
+            show_progress: bool, force: bool, as_json: bool) -> None:
     """Visit every position reachable from the goal: counts per depth, God's number, antipodes."""
+    from contextlib import ExitStack
+
+    from .datafile import locked
     from .explore import engine
     from .explore.resources import parse_size
 
@@ -391,16 +395,24 @@ def explore(puzzle: str, goal: Optional[str], out_dir: Optional[Path], resume: b
         limit = parse_size(max_memory) if max_memory else None
         if plot is not None:
             _check_plot_backend(plot)
+        save_path = _save_path(p, save) if save is not None else None
+        if out_dir is not None and out_dir.exists() and not out_dir.is_dir():
+            raise PuzzleError(f"--out {str(out_dir)!r} is a file; give a directory for the checkpoints")
         try:
-            with _layer_progress(enabled=show_progress or not as_json) as report:
-                result = engine.explore(p, threads=threads, out_dir=out_dir, resume=resume, max_memory=limit,
-                                        antipode_limit=antipodes, progress=report, keep_table=save is not None)
+            with ExitStack() as held:
+                for target, what in ((out_dir, "the checkpoint in"), (save_path, "the tablebase")):
+                    if target is not None:
+                        held.enter_context(locked(target, what))
+                with _layer_progress(enabled=show_progress or not as_json) as report:
+                    result = engine.explore(p, threads=threads, out_dir=out_dir, resume=resume, max_memory=limit,
+                                            antipode_limit=antipodes, progress=report, keep_table=save is not None,
+                                            force=force)
+                if save_path is not None:
+                    _save_tablebase(p, result, save_path)
         except KeyboardInterrupt:
             err.print(f"stopped: interrupted; {_saved_layer(out_dir, puzzle, goal, save, threads, max_memory)}",
                       markup=False)
             raise Stop(EXIT_INTERRUPTED)
-        if save is not None:
-            _save_tablebase(p, result, save)
         if plot is not None:
             _plot_depths(result, plot)
     if as_json:
@@ -417,7 +429,7 @@ def _saved_layer(out_dir: Optional[Path], puzzle: str, goal: Optional[str], save
     if out_dir is None:
         return "nothing was saved (with --out DIR a run keeps a checkpoint of every layer)"
     try:
-        depth = int(read_manifest(out_dir)["depth"])
+        depth = int(read_manifest(out_dir, "")["depth"])
     except (PuzzleError, KeyError, TypeError, ValueError):
         return f"no layer was saved in {str(out_dir)!r}"
     again = _command_line("explore", puzzle, goal=goal, out=str(out_dir), save=save,
@@ -425,13 +437,34 @@ def _saved_layer(out_dir: Optional[Path], puzzle: str, goal: Optional[str], save
     return f"layer {depth} is saved in {str(out_dir)!r}; continue with: {again} --resume"
 
 
-def _save_tablebase(p: Puzzle, result, save: str) -> None:
-    from .explore import tablebase
+def _save_path(p: Puzzle, save: str) -> Path:
+    """Where ``--save`` writes, checked before the run: a file path with room for the tablebase."""
     from .explore.cache import tablebase_path
+    from .explore.resources import free_disk, human
 
     path = tablebase_path(p) if save == "cache" else Path(save)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tablebase.save(path, p, p.state_index(), result.table, result.depth_counts)
+    if path.is_dir():
+        raise PuzzleError(f"--save {str(path)!r} is a directory; give a file name such as {str(path / 't.pstb')!r}")
+    parent = path.parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        raise PuzzleError(f"--save {str(path)!r}: {str(parent)!r} is not a directory")
+    need = (p.state_index().size + 3) // 4 + (1 << 16)
+    if need > free_disk(parent):
+        raise PuzzleError(f"the tablebase needs about {human(need)} of disk in {str(parent)!r} but only "
+                          f"{human(free_disk(parent))} is free; choose another --save")
+    return path
+
+
+def _save_tablebase(p: Puzzle, result, path: Path) -> None:
+    from .explore import tablebase
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tablebase.save(path, p, p.state_index(), result.table, result.depth_counts)
+    except OSError as exc:
+        raise PuzzleError(f"cannot write the tablebase {str(path)!r}: {exc.strerror or exc}") from None
     err.print(f"tablebase written to {path}", markup=False)
 
 
@@ -497,8 +530,12 @@ def _plot_depths(result, path: Path) -> None:
     ax.set_ylabel("positions")
     ax.set_title(f"{result.puzzle}: {result.states:,} positions, God's number {result.max_depth}")
     fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    try:
+        fig.savefig(path)
+    except OSError as exc:
+        raise PuzzleError(f"cannot write the plot {str(path)!r}: {exc.strerror or exc}") from None
+    finally:
+        plt.close(fig)
     err.print(f"plot written to {path}", markup=False)
 
 
@@ -713,7 +750,7 @@ def pdb_verify(cache_dir: Optional[Path]) -> None:
                                               "lines too; blank lines and # comments are skipped")],
              examples=["puzzlespace batch 3x3 positions.txt",
                        "puzzlespace batch 4x4 examples/korf100.txt --goal '0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15' "
-                       "--threads 2 -o results.csv"])
+                       "-o r.csv"])
 @puzzle_argument
 @click.argument("file", metavar="FILE")
 @goal_option
@@ -725,55 +762,89 @@ def pdb_verify(cache_dir: Optional[Path]) -> None:
               help="write the results to FILE (default: stdout)")
 @threads_option
 @click.option("--time-limit", type=SECONDS, metavar="SECONDS", help="give up on a position after this long")
+@click.option("--strict", is_flag=True, help="refuse the whole file if any line is not a position (solve none)")
 @cache_option
 def batch(puzzle: str, file: str, goal: Optional[str], method: str, heuristic: str, fmt: str,
-          output: Optional[Path], threads: Optional[int], time_limit: Optional[float],
+          output: Optional[Path], threads: Optional[int], time_limit: Optional[float], strict: bool,
           cache_dir: Optional[Path]) -> None:
     """Solve every position in FILE optimally: one result per line, the totals on stderr.
 
-    Exit 0 when every position got an answer (solved or proven unsolvable), 3 when the
-    time limit stopped some.
+    A line that is not a position gets a row with status invalid and the error, and the
+    other lines are solved. Exit 0 when every position got an answer (solved or proven
+    unsolvable), 2 when some line was invalid, 3 when the time limit stopped some.
     """
-    import csv
-
-    from .batch import FIELDS, read_positions, solve_all
+    from .batch import invalid, read_entries
 
     threads = threads or 1
     with _errors():
         _use_cache(cache_dir)
         p = load_puzzle(puzzle, goal)
         try:
-            lines = sys.stdin.read().splitlines() if file == "-" else Path(file).read_text().splitlines()
+            lines = (sys.stdin.buffer.read() if file == "-" else Path(file).read_bytes()).splitlines()
         except OSError as exc:
             raise PuzzleError(f"cannot read {file!r}: {exc.strerror or exc}") from None
-        items = read_positions(p, lines)
-        if not items:
+        entries = read_entries(p, lines)
+        bad = [problem for _, _, problem in entries if problem]
+        if not entries:
             raise PuzzleError(f"{file!r} holds no positions")
-        problem = _pattern_problem(p, heuristic, puzzle, goal, show=True) if _uses_patterns(p, method, heuristic) \
-            else None
-        sink = open(output, "w", newline="") if output else sys.stdout
-        writer = csv.DictWriter(sink, fieldnames=FIELDS) if fmt == "csv" else None
-        if writer:
-            writer.writeheader()
+        if bad and strict:
+            raise PuzzleError(f"{bad[0]} ({len(bad)} bad line{'s' if len(bad) > 1 else ''}; --strict solves none)")
+        items = [(ident, state) for ident, state, problem in entries if not problem]
+        problem = _pattern_problem(p, heuristic, puzzle, goal, show=True) \
+            if items and _uses_patterns(p, method, heuristic) else None
+        results = _solve_in_order(p, entries, items, invalid, method=method, heuristic=heuristic, threads=threads,
+                                  time_limit=time_limit, problem=problem)
         t0 = time.perf_counter()
-        solved = stopped = nodes = 0
-        search = 0.0
-        for r in solve_all(p, items, method=method, heuristic=heuristic, threads=threads, time_limit=time_limit,
-                           problem=problem):
+        tally = _write_results(results, fmt, output)
+    solved, stopped, nodes, search = tally
+    err.print(f"solved {solved} of {len(items)}{f' ({len(bad)} invalid lines)' if bad else ''}: {nodes:,} nodes, "
+              f"{search:.2f} s searching, {time.perf_counter() - t0:.2f} s wall on {threads} "
+              f"thread{'s' if threads > 1 else ''}", markup=False)
+    raise click.exceptions.Exit(EXIT_USAGE if bad else EXIT_STOPPED if stopped else EXIT_OK)
+
+
+def _solve_in_order(p: Puzzle, entries, items, invalid, **options):
+    """The results of every entry in file order: solved ones from the batch, invalid ones as rows."""
+    from .batch import solve_all
+
+    solved = solve_all(p, items, **options) if items else iter(())
+    for ident, state, problem in entries:
+        yield invalid(ident, problem) if problem else next(solved)
+
+
+def _write_results(results, fmt: str, output: Optional[Path]) -> tuple[int, int, int, float]:
+    """Write each result as it comes (CSV or JSON lines) to ``output`` or stdout; return the tally."""
+    import csv
+
+    from .batch import FIELDS
+
+    where = str(output) if output else "stdout"
+    solved = stopped = nodes = 0
+    search = 0.0
+    try:
+        if output is not None and output.is_dir():
+            raise PuzzleError(f"-o {where!r} is a directory; give a file name")
+        sink = open(output, "w", newline="") if output else sys.stdout
+        try:
+            writer = csv.DictWriter(sink, fieldnames=FIELDS) if fmt == "csv" else None
             if writer:
-                writer.writerow(r.row())
-            else:
-                sink.write(json.dumps(dict(r.row(), start=list(r.start), reason=r.reason)) + "\n")
-            sink.flush()
-            solved += r.status == "solved"
-            stopped += r.status == "stopped"
-            nodes += r.nodes
-            search += r.seconds
-        if output:
-            sink.close()
-    err.print(f"solved {solved} of {len(items)}: {nodes:,} nodes, {search:.2f} s searching, "
-              f"{time.perf_counter() - t0:.2f} s wall on {threads} thread{'s' if threads > 1 else ''}", markup=False)
-    raise click.exceptions.Exit(EXIT_STOPPED if stopped else EXIT_OK)
+                writer.writeheader()
+            for r in results:
+                if writer:
+                    writer.writerow(r.row())
+                else:
+                    sink.write(json.dumps(dict(r.row(), start=list(r.start), reason=r.reason)) + "\n")
+                sink.flush()
+                solved += r.status == "solved"
+                stopped += r.status == "stopped"
+                nodes += r.nodes
+                search += r.seconds
+        finally:
+            if output:
+                sink.close()
+    except OSError as exc:
+        raise PuzzleError(f"cannot write the results to {where!r}: {exc.strerror or exc}") from None
+    return solved, stopped, nodes, search
 
 
 # ----- demo --------------------------------------------------------------------------------------
@@ -836,9 +907,16 @@ def main(argv: Optional[list[str]] = None) -> None:
     code = app.main(argv, prog_name="puzzlespace", standalone_mode=False)
     try:
         sys.stdout.flush()
+    except OSError as exc:  # a full disk, or the reader went away
+        try:
+            sys.stderr.write(f"error: cannot write the output: {exc.strerror or exc}\n")
+        except OSError:
+            pass
+        code = code or EXIT_USAGE
+    try:
         sys.stderr.flush()
-    except BrokenPipeError:  # pragma: no cover - the reader went away
-        code = code or 1
+    except OSError:
+        pass
     os._exit(code if isinstance(code, int) else 0)
 
 

@@ -87,6 +87,9 @@ class Group(click.Group):
         except KeyboardInterrupt:
             click.echo("stopped: interrupted", err=True)
             code = EXIT_INTERRUPTED
+        except OSError as exc:  # the output itself failed (a full disk, a closed pipe)
+            click.echo(f"error: cannot write the output: {exc.strerror or exc}", err=True)
+            code = EXIT_USAGE
         if standalone_mode:
             sys.exit(code)
         return code

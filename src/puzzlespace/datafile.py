@@ -1,12 +1,19 @@
-"""The one layout of puzzlespace's binary data files (tablebases, pattern databases).
+"""The one layout of puzzlespace's binary data files (tablebases, pattern databases), and
+the checks every file read back goes through.
 
 A file is a magic line naming its kind and version, an 8-byte little-endian header
-length, a JSON header, then the data bytes. Writes are atomic (a temporary file renamed
-over the target), so a reader never sees half a file.
+length (at most :data:`MAX_HEADER`), a JSON header, then the data bytes. The header
+carries ``header_sha256``, the SHA-256 of its own canonical JSON (sorted keys, without
+that field), and each kind of file a checksum of its data; files written before the
+header checksum existed are read with their fields validated one by one. Writes are
+atomic (a temporary file with a unique name, synced, renamed over the target), so a
+reader never sees half a file.
 """
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import json
 import os
 import struct
@@ -37,9 +44,25 @@ def write_atomic(path: Path, write) -> None:
 
 
 
+#: The largest header a data file may declare, in bytes.
+MAX_HEADER = 1 << 20
+
+
+def digest(data) -> str:
+    """SHA-256 of a buffer (a NumPy array's memory, bytes), as hex."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def header_digest(header: dict) -> str:
+    """SHA-256 of a header's canonical JSON, without its ``header_sha256`` field."""
+    fields = {k: v for k, v in header.items() if k != "header_sha256"}
+    return digest(json.dumps(fields, sort_keys=True).encode())
+
+
 def write(path: Path, magic: bytes, header: dict, data: np.ndarray) -> None:
-    """Write ``magic``, ``header`` and ``data`` to ``path`` atomically (folders made as needed)."""
-    blob = json.dumps(header).encode()
+    """Write ``magic``, ``header`` (with its checksum) and ``data`` to ``path`` atomically
+    (folders made as needed)."""
+    blob = json.dumps(dict(header, header_sha256=header_digest(header))).encode()
     path.parent.mkdir(parents=True, exist_ok=True)
 
     def body(f) -> None:
@@ -52,24 +75,90 @@ def write(path: Path, magic: bytes, header: dict, data: np.ndarray) -> None:
 
 
 @contextmanager
+def locked(target: Path, what: str, wait: bool = False) -> Iterator[None]:
+    """Hold the write lock of ``target`` (a file, or a directory's contents) for the block.
+
+    The lock is an advisory ``flock`` on a hidden lock file beside the target (inside it,
+    for a directory), released when the block ends or the process dies. Without ``wait``
+    a second writer gets a PuzzleError at once; with it, it waits its turn.
+    """
+    target = Path(target)
+    lock = target / ".lock" if target.is_dir() else target.parent / f".{target.name}.lock"
+    try:
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise PuzzleError(f"cannot write {what} {str(target)!r}: {exc.strerror or exc}") from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError:
+            raise PuzzleError(f"another puzzlespace process is writing {what} {str(target)!r}; wait for it to "
+                              "finish or choose another path") from None
+        yield
+    finally:
+        os.close(fd)
+
+
+@contextmanager
 def open_data(path: Path, magic: bytes, what: str) -> Iterator[tuple[dict, BinaryIO]]:
     """Open a data file: yields its header and the file positioned at the data.
 
     Raises PuzzleError, naming ``what`` (e.g. ``"tablebase"``) and the file, when it
-    cannot be read, is not of this kind or has a corrupt header.
+    cannot be read, is not of this kind, or has a header that is too long, not a JSON
+    object or fails its checksum.
     """
     name = str(path)
     try:
         with open(path, "rb") as f:
             if f.read(len(magic)) != magic:
                 raise PuzzleError(f"{name!r} is not a puzzlespace {what}")
-            try:
-                (n,) = struct.unpack("<Q", f.read(8))
-                header = json.loads(f.read(n))
-            except (ValueError, struct.error):
-                header = None
-            if not isinstance(header, dict):
+            header = _read_header(f)
+            if header is None:
                 raise PuzzleError(f"{what} {name!r} has a corrupt header")
+            if "header_sha256" in header and header["header_sha256"] != header_digest(header):
+                raise PuzzleError(f"{what} {name!r} has a corrupt header (checksum mismatch)")
             yield header, f
     except OSError as exc:
         raise PuzzleError(f"{what} {name!r} cannot be read: {exc.strerror or exc}") from None
+
+
+def _read_header(f) -> dict | None:
+    """The JSON header at the file's position, or None when it is not a sound one."""
+    raw = f.read(8)
+    if len(raw) != 8:
+        return None
+    (n,) = struct.unpack("<Q", raw)
+    if n > MAX_HEADER:
+        return None
+    blob = f.read(n)
+    if len(blob) != n:
+        return None
+    try:
+        header = json.loads(blob.decode("utf-8"))
+    except (ValueError, RecursionError):
+        return None
+    return header if isinstance(header, dict) else None
+
+
+def require_int(header: dict, key: str, low: int, high: int, where: str) -> int:
+    """``header[key]``, which must be a whole number in ``[low, high]`` (not a bool)."""
+    value = header.get(key)
+    if type(value) is not int or not low <= value <= high:
+        raise PuzzleError(f"{where} has a corrupt header: {key!r} is {_shown(value)}")
+    return value
+
+
+def require_counts(header: dict, key: str, total: int, where: str) -> list[int]:
+    """``header[key]``: a non-empty list of positive whole numbers that sum to at most ``total``."""
+    value = header.get(key)
+    if (not isinstance(value, list) or not value or len(value) > total
+            or not all(type(c) is int and c > 0 for c in value) or sum(value) > total):
+        raise PuzzleError(f"{where} has a corrupt header: {key!r} is not a list of positive counts "
+                          f"summing to at most {total:,}")
+    return value
+
+
+def _shown(value) -> str:
+    text = json.dumps(value)
+    return text if len(text) <= 40 else text[:37] + "..."

@@ -12,6 +12,16 @@ import re
 from .errors import PuzzleError
 
 _SEPARATORS = re.compile(r"[\s,]+")
+#: A whole number as puzzlespace reads it: ASCII digits, at most 18 of them, optionally signed.
+_WHOLE = re.compile(r"[+-]?[0-9]{1,18}")
+
+
+def whole_number(word: str, what: str) -> int:
+    """``word`` as an int; PuzzleError naming ``what`` unless it is a plain whole number
+    (ASCII digits, at most 18, so no text can make a number of thousands of digits)."""
+    if not _WHOLE.fullmatch(word):
+        raise PuzzleError(f"{what}: {word[:30]!r} is not a whole number" + (" (too long)" if len(word) > 18 else ""))
+    return int(word)
 
 
 def split_rows(text: str, what: str) -> list[str]:
@@ -30,9 +40,7 @@ def parse_numbers(text: str, what: str) -> list[list[int]]:
     for row in split_rows(text, what):
         cells = []
         for word in _SEPARATORS.split(row.strip(" ,")):
-            if not re.fullmatch(r"[+-]?\d+", word):
-                raise PuzzleError(f"{what}: {word!r} is not a whole number")
-            cells.append(int(word))
+            cells.append(whole_number(word, what))
         rows.append(cells)
     return rows
 

@@ -7,7 +7,7 @@ import re
 from .errors import PuzzleError
 from .families import FlipPuzzle, GraphPuzzle, JumpPuzzle, Puzzle, SlidingPuzzle
 
-_SIZE = re.compile(r"(\d+)x(\d+)")
+_SIZE = re.compile(r"([0-9]{1,6})x([0-9]{1,6})")
 
 
 def _size(text: str, family: str) -> tuple[int, int]:
@@ -19,14 +19,14 @@ def _size(text: str, family: str) -> tuple[int, int]:
 
 def _jump(rest: str) -> JumpPuzzle:
     parts = rest.split(":")
-    if len(parts) > 2 or not parts[0].strip().isdigit():
+    if len(parts) > 2 or not re.fullmatch(r"[0-9]{1,6}", parts[0].strip()):
         raise PuzzleError(f"jump puzzle {('jump:' + rest)!r} is not of the form jump:N or jump:N:D1,D2,...")
     distances = (1, 2)
     if len(parts) == 2:
         words = [w for w in re.split(r"[,\s]+", parts[1].strip()) if w]
         if not words:
             raise PuzzleError("the distance set is empty")
-        if not all(w.isdigit() for w in words):
+        if not all(re.fullmatch(r"[0-9]{1,6}", w) for w in words):
             raise PuzzleError(f"distances {parts[1]!r} must be positive whole numbers")
         distances = tuple(int(w) for w in words)
     return JumpPuzzle(int(parts[0]), distances)

@@ -7,6 +7,10 @@ Data files of a layer are written under new names, flushed and synced, and only 
 the manifest switch to them (``os.replace``), so a crash at any moment leaves the previous
 complete layer readable. Older data files are removed after the switch; a write that
 fails or is interrupted removes its temporary file.
+
+Nothing read back is trusted: the manifest carries the SHA-256 of every data file
+(``sha256``, by role) and of its own canonical JSON (``checksum``), its fields are
+validated, and an exploration's table must hold exactly the states its depth counts say.
 """
 
 from __future__ import annotations
@@ -18,10 +22,12 @@ from pathlib import Path
 import numpy as np
 
 from .._version import __version__
-from ..datafile import write_atomic
+from ..datafile import MAX_HEADER, digest, require_counts, require_int, write_atomic
 from ..errors import PuzzleError
+from .table import CLOSED, layer_value, value_counts
+from .tablebase import check_consistent
 
-FORMAT = "puzzlespace-checkpoint/2"
+FORMAT = "puzzlespace-checkpoint/3"
 MANIFEST = "manifest.json"
 
 
@@ -51,32 +57,48 @@ def save_layer(directory: Path, manifest: dict, arrays: dict[str, np.ndarray]) -
     names = {role: f"{role}-{manifest['depth']}.bin" for role in arrays}
     for role, data in arrays.items():
         write_atomic(directory / names[role], data.tofile)
-    blob = json.dumps(dict(manifest, **names), indent=1).encode()
+    fields = dict(manifest, **names, sha256={role: digest(data.data) for role, data in arrays.items()})
+    blob = json.dumps(dict(fields, checksum=_checksum(fields)), indent=1).encode()
     write_atomic(directory / MANIFEST, lambda f: f.write(blob))
     for old in directory.glob("*.bin"):
         if old.name not in names.values():
             old.unlink()
 
 
-def read_manifest(directory: Path) -> dict:
-    """The manifest of the checkpoint in ``directory`` as a dict, or a clear error."""
+def _checksum(fields: dict) -> str:
+    return digest(json.dumps({k: v for k, v in fields.items() if k != "checksum"}, sort_keys=True).encode())
+
+
+def read_manifest(directory: Path, fix: str) -> dict:
+    """The manifest of the checkpoint in ``directory``, its checksum verified, or an error
+    that ends with ``fix`` (what the user should do)."""
     path = directory / MANIFEST
-    if not path.exists():
+    if not path.is_file():
         raise PuzzleError(f"no checkpoint to resume in {str(directory)!r} (no {MANIFEST})")
     try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError) as exc:
-        raise PuzzleError(f"checkpoint manifest {str(path)!r} is unreadable: {exc}") from None
-    if not isinstance(data, dict):
-        raise PuzzleError(f"checkpoint manifest {str(path)!r} is unreadable: not a JSON object")
+        if path.stat().st_size > MAX_HEADER:
+            raise ValueError("too long")
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        data = None
+    if not isinstance(data, dict) or data.get("checksum") != _checksum(data):
+        raise PuzzleError(f"checkpoint manifest {str(path)!r} is damaged or from an older version; {fix}")
     return data
 
 
-def read_array(path: Path, expected: int) -> np.ndarray:
-    """The bytes of one data file of a checkpoint, which must be ``expected`` bytes long."""
-    if not path.exists() or path.stat().st_size != expected:
-        raise PuzzleError(f"checkpoint file {str(path)!r} is missing or truncated")
-    return np.fromfile(path, dtype=np.uint8)
+def read_array(directory: Path, manifest: dict, role: str, expected: int, fix: str) -> np.ndarray:
+    """The data file of ``role``, which must be ``expected`` bytes long and match its checksum."""
+    name = manifest.get(role)
+    sums = manifest.get("sha256")
+    path = directory / str(name)
+    if not isinstance(name, str) or "/" in name or not isinstance(sums, dict):
+        raise PuzzleError(f"checkpoint manifest in {str(directory)!r} names no {role} file; {fix}")
+    if not path.is_file() or path.stat().st_size != expected:
+        raise PuzzleError(f"checkpoint file {str(path)!r} is missing or truncated; {fix}")
+    data = np.fromfile(path, dtype=np.uint8)
+    if digest(data.data) != sums.get(role):
+        raise PuzzleError(f"checkpoint file {str(path)!r} is corrupt (checksum mismatch); {fix}")
+    return data
 
 
 def save(directory: Path, manifest: Manifest, table: np.ndarray, tablebase: np.ndarray | None) -> None:
@@ -86,22 +108,42 @@ def save(directory: Path, manifest: Manifest, table: np.ndarray, tablebase: np.n
     save_layer(directory, dict(fields, tablebase=""), arrays)
 
 
+#: What to do with an exploration checkpoint that cannot be used.
+RERUN = "rerun without --resume"
+
+
 def load(directory: Path, puzzle: str, goal: list[int], scheme: str, size: int, with_tablebase: bool):
     """The manifest, table and tablebase (None unless ``with_tablebase``) of an exploration's
-    checkpoint that matches this run, or a clear error."""
-    path = directory / MANIFEST
-    try:
-        manifest = Manifest(**read_manifest(directory))
-    except TypeError as exc:
-        raise PuzzleError(f"checkpoint manifest {str(path)!r} is unreadable: {exc}") from None
-    for key, want in (("format", FORMAT), ("puzzle", puzzle), ("goal", goal), ("scheme", scheme), ("size", size)):
-        if getattr(manifest, key) != want:
-            raise PuzzleError(
-                f"checkpoint in {str(directory)!r} is for {key} {getattr(manifest, key)!r}, not {want!r}"
-            )
-    if with_tablebase and not manifest.tablebase:
+    checkpoint that matches this run, each verified, or a clear error."""
+    data = read_manifest(directory, RERUN)
+    if data.get("format") != FORMAT:
+        raise PuzzleError(f"checkpoint in {str(directory)!r} has format {data.get('format')!r}, not {FORMAT!r}; {RERUN}")
+    for key, want in (("puzzle", puzzle), ("goal", goal), ("scheme", scheme), ("size", size)):
+        if data.get(key) != want:
+            raise PuzzleError(f"checkpoint in {str(directory)!r} is for {key} {data.get(key)!r}, not {want!r}")
+    where = f"checkpoint manifest in {str(directory)!r}"
+    counts = require_counts(data, "depth_counts", size, where)
+    depth = require_int(data, "depth", 0, size, where)
+    seconds = data.get("seconds")
+    if depth != len(counts) - 1 or counts[0] != 1 or not isinstance(seconds, (int, float)) or not seconds >= 0:
+        raise PuzzleError(f"{where} is inconsistent; {RERUN}")
+    if with_tablebase and not data.get("tablebase"):
         raise PuzzleError(f"the checkpoint in {str(directory)!r} was written without --save, so it holds no "
                           "tablebase; resume without --save, or start again")
-    names = (manifest.table, manifest.tablebase) if with_tablebase else (manifest.table,)
-    arrays = [read_array(directory / name, ((size + 31) // 32) * 8) for name in names]
-    return manifest, arrays[0], arrays[1] if with_tablebase else None
+    nbytes = ((size + 31) // 32) * 8
+    table = read_array(directory, data, "table", nbytes, RERUN)
+    found = value_counts(table, size)
+    frontier, other = layer_value(depth), layer_value(depth + 1)
+    if found[frontier] != counts[-1] or found[other] != 0 or found[CLOSED] != sum(counts[:-1]):
+        raise PuzzleError(f"checkpoint in {str(directory)!r} is corrupt (its table does not hold the states its "
+                          f"depth counts say); {RERUN}")
+    tablebase = None
+    if with_tablebase:
+        tablebase = read_array(directory, data, "tablebase", nbytes, RERUN)
+        if not check_consistent(tablebase, size, counts):
+            raise PuzzleError(f"checkpoint in {str(directory)!r} is corrupt (its tablebase does not match its "
+                              f"depth counts); {RERUN}")
+    manifest = Manifest(puzzle=puzzle, goal=goal, scheme=scheme, size=size, depth=depth, depth_counts=counts,
+                        seconds=float(seconds), table=data["table"], tablebase=str(data.get("tablebase") or ""))
+    return manifest, table, tablebase
+

@@ -36,7 +36,7 @@ import numpy as np
 from ..errors import PuzzleError
 from ..families.base import Puzzle, State
 from . import checkpoint
-from .resources import available_memory, free_disk, human, peak_rss
+from .resources import available_memory, current_rss, free_disk, human, peak_rss
 from .table import (BLOCK_BITS, close_and_step, close_layer, collect_layer, copy_layer, layer_value, merge_marks,
                     new_blocks, new_table, set2)
 
@@ -105,20 +105,29 @@ def plan(index, threads: int, with_checkpoints: bool, tables: int = 1) -> Plan:
 
 
 def check_resources(need: Plan, max_memory: int | None, out_dir: Path | None) -> None:
-    """Refuse, with what is needed, what is there and what to do, when a run cannot fit."""
+    """Refuse, with what is needed, what is there and what to do, when a run cannot fit.
+
+    ``max_memory`` bounds the whole process: what it holds already (the interpreter,
+    NumPy, numba) plus what the run adds. Checkpoint files already in ``out_dir`` count
+    as free, since the run replaces them.
+    """
     avail = available_memory()
-    limit = min(avail, max_memory) if max_memory else avail
-    if need.memory > limit:
-        what = f"--max-memory {human(max_memory)}" if max_memory and max_memory < avail else f"{human(avail)} available"
+    if max_memory is not None and current_rss() + need.memory > max_memory:
         raise PuzzleError(
-            f"exploring needs about {human(need.memory)} of memory but there is {what}; "
+            f"exploring needs about {human(current_rss() + need.memory)} of memory in all (the program itself "
+            f"{human(current_rss())}, the run {human(need.memory)}), above --max-memory {human(max_memory)}"
+        )
+    if need.memory > avail:
+        raise PuzzleError(
+            f"exploring needs about {human(need.memory)} of memory but there is {human(avail)} available; "
             "free memory or run it on a larger machine"
         )
-    if out_dir is not None and need.disk > free_disk(out_dir):
-        raise PuzzleError(
-            f"checkpoints need about {human(need.disk)} of disk in {str(out_dir)!r} but only "
-            f"{human(free_disk(out_dir))} is free; choose another --out"
-        )
+    if out_dir is not None:
+        free = free_disk(out_dir) + sum(f.stat().st_size for f in out_dir.glob("*.bin")) if out_dir.is_dir() \
+            else free_disk(out_dir)
+        if need.disk > free:
+            raise PuzzleError(f"checkpoints need about {human(need.disk)} of disk in {str(out_dir)!r} but only "
+                              f"{human(free)} is free; choose another --out")
 
 
 def chunk_spans(size: int, align: int, parts: int) -> list[tuple[int, int]]:
@@ -138,6 +147,7 @@ def explore(
     progress: Callable[[int, int, int, int], None] | None = None,
     keep_table: bool = False,
     stop_at_depth: int | None = None,
+    force: bool = False,
 ) -> ExploreResult:
     """Enumerate every position reachable from ``puzzle.goal``, layer by layer.
 
@@ -157,6 +167,12 @@ def explore(
     stop_at_depth : int, optional
         Stop once layer ``stop_at_depth`` is complete; ``antipodes`` then lists (up to
         ``antipode_limit``) positions of that layer and ``search_table`` marks all of them.
+    force : bool
+        Start afresh in an ``out_dir`` that holds another puzzle's or goal's checkpoint
+        (refused otherwise).
+
+    A checkpoint that cannot be written (a full disk, an I/O error) ends the run with a
+    PuzzleError that says which layer's checkpoint is intact.
     """
     t0 = time.perf_counter()
     index = puzzle.state_index()
@@ -171,6 +187,8 @@ def explore(
         manifest, table, tablebase = checkpoint.load(out, puzzle.spec, goal, index.scheme, size, keep_table)
         depth, counts, done_before = manifest.depth, list(manifest.depth_counts), manifest.seconds
     else:
+        if out is not None and not force:
+            _refuse_other_checkpoint(out, puzzle.spec, goal)
         table = new_table(size)
         tablebase = new_table(size) if keep_table else None
         g = index.rank(puzzle.goal)
@@ -295,10 +313,30 @@ def layered_bfs(index, roots, *, threads: int | None = None, max_memory: int | N
     return state.counts
 
 
+def _refuse_other_checkpoint(out: Path, spec: str, goal: list[int]) -> None:
+    """A fresh run must not replace another puzzle's (or goal's) checkpoint unasked."""
+    import json
+
+    try:
+        held = json.loads((out / checkpoint.MANIFEST).read_text())
+        other = (held.get("puzzle"), held.get("goal")) != (spec, goal)
+    except (OSError, ValueError, AttributeError, RecursionError):
+        return
+    if other:
+        raise PuzzleError(f"{str(out)!r} holds the checkpoint of another run ({held.get('puzzle')!r}, depth "
+                          f"{held.get('depth')!r}); choose another --out, or --force to replace it")
+
+
 def _save(out, puzzle, goal, index, depth, counts, table, tablebase, seconds) -> None:
     manifest = checkpoint.Manifest(puzzle=puzzle.spec, goal=goal, scheme=index.scheme, size=index.size,
                                    depth=depth, depth_counts=counts, seconds=seconds)
-    checkpoint.save(out, manifest, table, tablebase)
+    try:
+        checkpoint.save(out, manifest, table, tablebase)
+    except OSError as exc:
+        then = (f"the checkpoint of layer {depth - 1} is intact: free space and continue with --resume" if depth
+                else "free space and run it again")
+        raise PuzzleError(f"could not write the checkpoint of layer {depth} in {str(out)!r} "
+                          f"({exc.strerror or exc}); {then}") from None
 
 
 def _close_frontier(pool, index, table, chunks, depth, blocks, following, added) -> int:

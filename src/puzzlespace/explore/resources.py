@@ -15,10 +15,13 @@ _UNITS = {"": 1, "B": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
 def parse_size(text: str) -> int:
     """``"250M"``, ``"1.5G"``, ``"1024"`` -> bytes."""
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:i?B)?\s*", text.upper())
+    m = re.fullmatch(r"\s*([0-9]{1,12}(?:\.[0-9]{1,6})?)\s*([KMGT]?)(?:I?B)?\s*", text.upper())
     if not m:
-        raise PuzzleError(f"size {text!r} is not a number of bytes such as 500M or 2G")
-    return int(float(m.group(1)) * _UNITS[m.group(2)])
+        raise PuzzleError(f"size {text[:30]!r} is not a number of bytes such as 500M or 2G")
+    size = int(float(m.group(1)) * _UNITS[m.group(2)])
+    if size <= 0:
+        raise PuzzleError(f"size {text!r} is not positive: give a limit such as 500M or 2G, or leave the option out")
+    return size
 
 
 def _proc_kib(path: str, field: str) -> int | None:
@@ -43,6 +46,12 @@ def free_disk(path: Path) -> int:
     while not path.exists():
         path = path.parent
     return shutil.disk_usage(path).free
+
+
+def current_rss() -> int:
+    """Resident memory of this process now, in bytes (the interpreter, NumPy, numba, ...)."""
+    now = _proc_kib("/proc/self/status", "VmRSS")
+    return now if now is not None else peak_rss()
 
 
 def peak_rss() -> int:

@@ -57,6 +57,19 @@ def new_table(size: int) -> np.ndarray:
     return np.full(((size + 31) // 32) * 8, 0xFF, dtype=np.uint8)
 
 
+def value_counts(table: np.ndarray, size: int) -> list[int]:
+    """How many of the first ``size`` entries of ``table`` hold 0, 1, 2 and 3 (entries past
+    ``size`` must hold 3, as in :func:`new_table`)."""
+    per_byte = np.array([[sum(((b >> (2 * k)) & 3) == v for k in range(4)) for v in range(4)] for b in range(256)],
+                        dtype=np.int64)
+    counts = np.zeros(4, dtype=np.int64)
+    step = 1 << 24
+    for lo in range(0, len(table), step):
+        counts += np.bincount(table[lo : lo + step], minlength=256) @ per_byte
+    counts[3] -= 4 * len(table) - size
+    return [int(c) for c in counts]
+
+
 def new_blocks(size: int) -> np.ndarray:
     """Block flags for a table of ``size`` states, all clear."""
     return np.zeros(((size - 1) >> BLOCK_BITS) + 2, dtype=np.uint8)

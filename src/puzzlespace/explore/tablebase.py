@@ -12,7 +12,6 @@ entry is one less (mod 3) is one move nearer the goal.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,7 +21,7 @@ from .. import datafile
 from .._version import __version__
 from ..errors import PuzzleError
 from ..families.base import Puzzle, State
-from .table import get2
+from .table import get2, value_counts
 
 MAGIC = b"PUZZLESPACE-TABLEBASE 1\n"
 
@@ -33,10 +32,17 @@ def save(path: str | Path, puzzle: Puzzle, index, table: np.ndarray, depth_count
     table = table[: (index.size + 3) // 4]
     header = {
         "puzzle": puzzle.spec, "goal": list(puzzle.goal), "scheme": index.scheme, "size": index.size,
-        "depth_counts": depth_counts, "version": __version__,
-        "sha256": hashlib.sha256(table.data).hexdigest(),
+        "depth_counts": depth_counts, "version": __version__, "sha256": datafile.digest(table.data),
     }
     datafile.write(path, MAGIC, header, table)
+
+
+def check_consistent(table: np.ndarray, size: int, depth_counts: list[int]) -> bool:
+    """Whether a depth-mod-3 table holds exactly the positions its depth counts say: for each
+    residue r, as many entries r as positions at depths d = r (mod 3), the rest 3."""
+    counts = value_counts(table, size)
+    want = [sum(depth_counts[r::3]) for r in range(3)]
+    return counts[:3] == want and counts[3] == size - sum(depth_counts)
 
 
 @dataclass
@@ -83,9 +89,17 @@ def load(path: str | Path, puzzle: Puzzle) -> Tablebase:
                           ("size", index.size)):
             if header.get(key) != want:
                 raise PuzzleError(f"tablebase {str(path)!r} is for {key} {header.get(key)!r}, not {want!r}")
-        data = np.fromfile(f, dtype=np.uint8)
-    if len(data) != (index.size + 3) // 4:
-        raise PuzzleError(f"tablebase {str(path)!r} is truncated ({len(data):,} of {(index.size + 3) // 4:,} bytes)")
-    if hashlib.sha256(data.data).hexdigest() != header.get("sha256"):
-        raise PuzzleError(f"tablebase {str(path)!r} is corrupt (checksum mismatch)")
-    return Tablebase(puzzle, index, data, list(header["depth_counts"]))
+        where = f"tablebase {str(path)!r}"
+        counts = datafile.require_counts(header, "depth_counts", index.size, where)
+        expected = (index.size + 3) // 4
+        data = np.fromfile(f, dtype=np.uint8, count=expected)
+        extra = f.read(1)
+    if len(data) != expected or extra:
+        raise PuzzleError(f"{where} is truncated or overlong ({len(data):,}{'+' if extra else ''} of {expected:,} bytes); "
+                          "make it again with explore --save")
+    if datafile.digest(data.data) != header.get("sha256"):
+        raise PuzzleError(f"{where} is corrupt (checksum mismatch); make it again with explore --save")
+    if counts[0] != 1 or not check_consistent(data, index.size, counts):
+        raise PuzzleError(f"{where} is corrupt (its depth counts do not match its table); make it again with "
+                          "explore --save")
+    return Tablebase(puzzle, index, data, counts)

@@ -15,6 +15,7 @@ Positions list the token on each node in node order, 0 for the blank.
 from __future__ import annotations
 
 import json
+import math
 import sys
 from pathlib import Path
 from typing import Any, Sequence
@@ -31,6 +32,8 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 MAX_NODES = 400
+#: The largest graph file read, in characters (a complete graph of MAX_NODES nodes takes about 1.5 M).
+MAX_FILE_CHARS = 8_000_000
 
 
 def _read(path: Path) -> dict[str, Any]:
@@ -40,11 +43,17 @@ def _read(path: Path) -> dict[str, Any]:
         raise PuzzleError(f"graph file {str(path)!r} does not exist") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise PuzzleError(f"graph file {str(path)!r} cannot be read: {exc}") from None
+    kind = "JSON" if path.suffix.lower() == ".json" else "TOML"
+    if len(text) > MAX_FILE_CHARS:
+        raise PuzzleError(f"graph file {path.name} is larger than {MAX_FILE_CHARS:,} characters")
     try:
-        data = json.loads(text) if path.suffix.lower() == ".json" else tomllib.loads(text)
+        data = json.loads(text) if kind == "JSON" else tomllib.loads(text)
     except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
-        kind = "JSON" if path.suffix.lower() == ".json" else "TOML"
         raise PuzzleError(f"graph file {path.name}: {kind} syntax error: {exc}") from None
+    except RecursionError:
+        raise PuzzleError(f"graph file {path.name}: {kind} nested too deeply") from None
+    except ValueError as exc:  # e.g. an integer of thousands of digits
+        raise PuzzleError(f"graph file {path.name}: {kind} value error: {exc}") from None
     if not isinstance(data, dict):
         raise PuzzleError(f"graph file {path.name}: expected a table with 'nodes' and 'edges'")
     return data
@@ -100,8 +109,9 @@ def _coordinates(value: Any, names: list[str], where: str) -> list[tuple[float, 
     coords = []
     for name in names:
         xy = value[name]
-        if not (isinstance(xy, list) and len(xy) == 2 and all(isinstance(c, (int, float)) for c in xy)):
-            raise PuzzleError(f"{where}: coordinates of node {name!r} must be [x, y] numbers")
+        if not (isinstance(xy, list) and len(xy) == 2
+                and all(isinstance(c, (int, float)) and not isinstance(c, bool) and math.isfinite(c) for c in xy)):
+            raise PuzzleError(f"{where}: coordinates of node {name!r} must be [x, y] finite numbers")
         coords.append((float(xy[0]), float(xy[1])))
     return coords
 

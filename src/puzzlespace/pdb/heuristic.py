@@ -41,7 +41,7 @@ def parse_groups(text: str, goal: Sequence[int], order: Sequence[int] | None = N
     """
     n = len(goal)
     text = text.strip()
-    if re.fullmatch(r"\d+(-\d+)*", text):
+    if re.fullmatch(r"[0-9]{1,6}(-[0-9]{1,6})*", text):
         sizes = [int(s) for s in text.split("-")]
         if 0 in sizes or sum(sizes) > n - 1:
             raise PuzzleError(f"pdb:{text}: group sizes must be positive and sum to at most {n - 1} (the tiles)")
@@ -53,7 +53,7 @@ def parse_groups(text: str, goal: Sequence[int], order: Sequence[int] | None = N
     groups = []
     for part in text.split("/"):
         words = [w for w in re.split(r"[,\s]+", part.strip()) if w]
-        if not words or not all(w.isdigit() for w in words):
+        if not words or not all(re.fullmatch(r"[0-9]{1,6}", w) for w in words):
             raise PuzzleError(f"pdb:{text}: write group sizes (e.g. pdb:6-6-3) or tile lists (e.g. pdb:1,2,3/4,5,6)")
         groups.append([int(w) for w in words])
     tiles = [t for g in groups for t in g]

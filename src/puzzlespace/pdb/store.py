@@ -78,7 +78,7 @@ def save(path: Path, header: dict, table: np.ndarray) -> None:
         bits = 4
     else:
         data, bits = table, 8
-    header = dict(header, bits=bits, max=top, version=__version__, sha256=hashlib.sha256(data.data).hexdigest())
+    header = dict(header, bits=bits, max=top, version=__version__, sha256=datafile.digest(data.data))
     datafile.write(path, MAGIC, header, data)
 
 
@@ -96,17 +96,22 @@ def read(path: Path, expect: dict | None = None, out: np.ndarray | None = None) 
         for key, want in (expect or {}).items():
             if header.get(key) != want:
                 raise PuzzleError(f"pattern database {name!r} is for {key} {header.get(key)!r}, not {want!r}")
-        entries, bits = int(header.get("entries", -1)), header.get("bits")
+        where = f"pattern database {name!r}"
+        entries = datafile.require_int(header, "entries", 0, MAX_ENTRIES, where)
+        bits = datafile.require_int(header, "bits", 4, 8, where)
+        top = datafile.require_int(header, "max", 0, 254, where)
+        if bits not in (4, 8) or (bits == 4 and top > 15):
+            raise PuzzleError(f"{where} has a corrupt header: 'bits' is {bits} with 'max' {top}")
         size = (entries + 1) // 2 if bits == 4 else entries
         direct = out is not None and bits == 8 and len(out) == entries
-        data = out if direct else np.empty(max(size, 0), dtype=np.uint8)
-        got = f.readinto(memoryview(data)) if bits in (4, 8) and size >= 0 else -1
+        data = out if direct else np.empty(size, dtype=np.uint8)
+        got = f.readinto(memoryview(data))
         extra = f.read(1)
-    if bits not in (4, 8) or got != size or extra:
-        raise PuzzleError(f"pattern database {name!r} is truncated or overlong "
+    if got != size or extra:
+        raise PuzzleError(f"{where} is truncated or overlong "
                           f"({max(got, 0) + len(extra):,}{'+' if extra else ''} of {size:,} bytes)")
-    if hashlib.sha256(data.data).hexdigest() != header.get("sha256"):
-        raise PuzzleError(f"pattern database {name!r} is corrupt (checksum mismatch)")
+    if datafile.digest(data.data) != header.get("sha256"):
+        raise PuzzleError(f"{where} is corrupt (checksum mismatch)")
     if bits == 4:
         table = out if out is not None else np.empty(entries, dtype=np.uint8)
         table[0::2] = data[: (entries + 1) // 2] & 15
@@ -116,9 +121,13 @@ def read(path: Path, expect: dict | None = None, out: np.ndarray | None = None) 
         table = out
     else:
         table = data
+    if entries and int(table.max()) != top:
+        raise PuzzleError(f"pattern database {name!r} is corrupt (its entries do not match its header)")
     return PatternDatabase(header, table, path)
 
 
+#: The most entries a database file may declare (more than any board of 64 nodes needs in memory).
+MAX_ENTRIES = 1 << 36
 #: Core-seconds a build spends per entry, until the cache holds builds of this machine to time.
 DEFAULT_CORE_SECONDS_PER_ENTRY = 1.4e-6
 #: A build in progress writes a checkpoint at the end of a layer once this many seconds have passed since the last.
@@ -207,7 +216,10 @@ def build(spec: str, goal: Sequence[int], space: PatternSpace, *, threads: int |
     expected = _expected(spec, goal, space)
     resume, before = None, 0.0
     if checkpoint is not None and (checkpoint / cp.MANIFEST).exists():
-        resume, before = _resume(checkpoint, expected, space)
+        try:
+            resume, before = _resume(checkpoint, expected, space)
+        except PuzzleError:
+            shutil.rmtree(checkpoint, ignore_errors=True)
     t0 = time.perf_counter()
     last_save = [time.monotonic()]
     found = [sum(resume[0].counts) if resume else 1]
@@ -239,19 +251,21 @@ def _resume(directory: Path, expected: dict, space: PatternSpace):
     ``directory``; a checkpoint of another build is an error."""
     from ..explore.engine import LayerState
 
-    manifest = cp.read_manifest(directory)
+    fix = "it is discarded and the build starts again"
+    manifest = cp.read_manifest(directory, fix)
     for key, want in dict(expected, format=BUILD_FORMAT).items():
         if manifest.get(key) != want:
-            raise PuzzleError(f"build checkpoint {str(directory)!r} is for {key} {manifest.get(key)!r}, not "
-                              f"{want!r}; remove it or build with --rebuild")
-    try:
-        depth, counts, seconds = int(manifest["depth"]), [int(c) for c in manifest["depth_counts"]], \
-            float(manifest["seconds"])
-        table = cp.read_array(directory / str(manifest["table"]), ((space.size + 31) // 32) * 8)
-        pdb = cp.read_array(directory / str(manifest["pdb"]), space.placements)
-    except (KeyError, TypeError, ValueError):
-        raise PuzzleError(f"build checkpoint {str(directory)!r} is unreadable; build with --rebuild") from None
-    return (LayerState(table, depth, counts), pdb), seconds
+            raise PuzzleError(f"build checkpoint {str(directory)!r} is for {key} {manifest.get(key)!r}, not {want!r}; "
+                              f"{fix}")
+    where = f"build checkpoint {str(directory)!r}"
+    counts = datafile.require_counts(manifest, "depth_counts", space.size, where)
+    depth = datafile.require_int(manifest, "depth", 0, space.size, where)
+    seconds = manifest.get("seconds")
+    if depth != len(counts) - 1 or not isinstance(seconds, (int, float)) or not seconds >= 0:
+        raise PuzzleError(f"{where} is inconsistent; {fix}")
+    table = cp.read_array(directory, manifest, "table", ((space.size + 31) // 32) * 8, fix)
+    pdb = cp.read_array(directory, manifest, "pdb", space.placements, fix)
+    return (LayerState(table, depth, counts), pdb), float(seconds)
 
 
 def obtain(spec: str, goal: Sequence[int], space: PatternSpace, *, root: str | Path | None = None,
@@ -323,11 +337,20 @@ def remove(path: Path) -> int:
 
 
 def listing(root: str | Path | None = None) -> list[tuple[Path, dict | None, str]]:
-    """Every database file in the cache: (path, header or None, problem or '')."""
+    """Every database file in the cache: (path, header or None, problem or '').
+
+    A header is given only when the fields a listing shows are sound (``puzzle``,
+    ``tiles``, ``entries``, ``seconds``).
+    """
     found = []
     for path in sorted(pdb_dir(root).glob(f"*{SUFFIX}")):
         try:
             with datafile.open_data(path, MAGIC, "pattern database") as (header, _):
+                datafile.require_int(header, "entries", 0, MAX_ENTRIES, "it")
+                seconds, tiles = header.get("seconds"), header.get("tiles")
+                if not isinstance(header.get("puzzle"), str) or not isinstance(seconds, (int, float)) \
+                        or not isinstance(tiles, list) or not all(type(t) is int for t in tiles):
+                    raise PuzzleError("it has a corrupt header")
                 found.append((path, header, ""))
         except PuzzleError as exc:
             found.append((path, None, str(exc)))
