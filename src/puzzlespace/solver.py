@@ -73,16 +73,17 @@ def resolve_heuristic(puzzle: Puzzle, heuristic: str = "auto") -> str:
     return default if heuristic == "auto" else heuristic
 
 
-def search_problem_for(puzzle: Puzzle, heuristic: str = "auto", **pdb_options):
+def search_problem_for(puzzle: Puzzle, heuristic: str = "auto", deadline: float | None = None, **pdb_options):
     """The IDA* problem of ``puzzle`` with ``heuristic``: a classic bound or ``pdb:...``
     (pattern databases read from the cache or built; ``pdb_options`` go to
-    :func:`~puzzlespace.pdb.heuristic.pattern_problem`)."""
+    :func:`~puzzlespace.pdb.heuristic.pattern_problem`). A classic bound's tables are
+    refused when building them would end after ``deadline`` (``time.perf_counter()``)."""
     name = resolve_heuristic(puzzle, heuristic)
     if name.startswith("pdb:"):
         from .pdb.heuristic import pattern_problem
 
         return pattern_problem(puzzle, name, **pdb_options)
-    problem = puzzle.search_problem(name)
+    problem = puzzle.search_problem(name, deadline=deadline)
     if problem is None:
         raise PuzzleError(f"{puzzle.spec} has no heuristic search; use --method bfs or bibfs")
     return problem
@@ -159,8 +160,11 @@ def solve(
 
         found = PathResult(table.descend(start), 0)
     elif method == "ida":
-        if problem is None:
-            problem = search_problem_for(puzzle, heuristic, **pdb_options)
+        if problem is None:  # building its tables counts against the time limit too
+            deadline = None if time_limit is None else t0 + time_limit
+            problem = search_problem_for(puzzle, heuristic, deadline=deadline, **pdb_options)
+            if time_limit is not None:
+                time_limit = max(0.0, time_limit - (time.perf_counter() - t0))
             t0 = time.perf_counter()
         from .search.ida import ida_star
 

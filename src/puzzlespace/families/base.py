@@ -108,8 +108,11 @@ class Puzzle(ABC):
         """The family's rank/unrank between positions and ``0..size-1`` (see :mod:`puzzlespace.explore`)."""
         raise PuzzleError(f"{self.spec} has no state index, so it cannot be explored")
 
-    def search_problem(self, heuristic: str = "walking"):
-        """Arrays for compiled heuristic search with a classic bound (:mod:`puzzlespace.search.ida`), or None."""
+    def search_problem(self, heuristic: str = "walking", deadline: float | None = None):
+        """Arrays for compiled heuristic search with a classic bound (:mod:`puzzlespace.search.ida`), or None.
+
+        A build estimated to end after ``deadline`` (``time.perf_counter()`` seconds) is refused
+        with SearchStopped."""
         return None
 
     def default_heuristic(self) -> str | None:

@@ -255,11 +255,13 @@ class TokenPuzzle(Puzzle):
             dist[t] = self.graph.distance_matrix[goal_node[t]]
         return dist
 
-    def search_problem(self, heuristic: str = "walking"):
+    def search_problem(self, heuristic: str = "walking", deadline: float | None = None):
         """The IDA* tables of a classic bound (built once per puzzle object and bound).
 
         ``manhattan``: the distance sum; ``linear-conflict``: plus the conflicts on the
         family's lines; ``walking``: the larger of that and the walking distance.
+        ``deadline`` (``time.perf_counter()`` seconds): refuse to start a build estimated to
+        end after it (SearchStopped).
         """
         if heuristic not in self._problems:
             from ..search.ida import TokenSearchProblem
@@ -274,6 +276,7 @@ class TokenPuzzle(Puzzle):
                 lines=self.conflict_lines() if heuristic != "manhattan" else [],
                 bipartite=self.graph.is_bipartite,
                 partitions=self.walking_partitions() if heuristic == "walking" else [],
+                deadline=deadline,
             )
         return self._problems[heuristic]
 

@@ -278,8 +278,6 @@ def obtain(spec: str, goal: Sequence[int], space: PatternSpace, *, root: str | P
     the table as in :func:`read`. A build checkpoints itself beside its file and resumes
     from there after an interruption (unless ``rebuild``); see :func:`build`.
     """
-    from ..explore.resources import free_disk, human
-
     path = pdb_path(spec, goal, space.tiles, root)
     why = "not in the cache"
     if path.exists() and not rebuild:
@@ -291,6 +289,22 @@ def obtain(spec: str, goal: Sequence[int], space: PatternSpace, *, root: str | P
             why = f"rebuilding: {exc}"
     elif rebuild:
         why = "rebuild requested"
+    with datafile.locked(path, "the pattern database", wait=True):  # one builder at a time; the others wait
+        if not rebuild and why == "not in the cache" and path.exists():  # built by another process meanwhile
+            try:
+                return read(path, _expected(spec, goal, space), out)
+            except PuzzleError as exc:
+                why = f"rebuilding: {exc}"
+        return _build_and_save(spec, goal, space, path, why, root=root, threads=threads, max_memory=max_memory,
+                               progress=progress, notify=notify, rebuild=rebuild, out=out, stop=stop)
+
+
+def _build_and_save(spec, goal, space, path: Path, why: str, *, root, threads, max_memory, progress, notify,
+                    rebuild, out, stop) -> PatternDatabase:
+    """Build the database of ``space`` (resuming its checkpoint) and save it to ``path``; the
+    caller holds the file's lock."""
+    from ..explore.resources import free_disk, human
+
     partial = partial_dir(path)
     if rebuild:
         shutil.rmtree(partial, ignore_errors=True)

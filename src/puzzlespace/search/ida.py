@@ -32,7 +32,7 @@ from typing import Callable, Sequence
 import numba as nb
 import numpy as np
 
-from ..errors import SearchStopped
+from ..errors import PuzzleError, SearchStopped
 from .walking import build_walking_table
 
 #: Longest conflict line scored by table lookup; longer lines are left out of the bound
@@ -54,6 +54,26 @@ def pack_graph(neighbors: Sequence[Sequence[int]]) -> np.ndarray:
     ptr[1:] = np.cumsum([len(a) for a in neighbors])
     adj = np.array([v for a in neighbors for v in a], dtype=np.int64)
     return np.concatenate([ptr + n + 1, adj])
+
+
+#: Bytes of move table built per second (a lower bound of this program's pace; filling is memory-bound).
+MOVE_TABLE_BYTES_PER_SECOND = 500e6
+
+
+def _allocate_moves(rows: int, columns: int, deadline: float | None) -> np.ndarray:
+    """The zeroed move table, after checking that it fits the memory available and that
+    filling it is expected to end before ``deadline``."""
+    from ..explore.resources import available_memory, human
+
+    need = rows * columns * 4
+    if need > available_memory() // 2:
+        raise PuzzleError(f"IDA*'s move table for this graph needs {human(need)} of memory, more than half of the "
+                          f"{human(available_memory())} available; use --method bibfs")
+    seconds = need / MOVE_TABLE_BYTES_PER_SECOND
+    if deadline is not None and time.perf_counter() + seconds > deadline:
+        raise SearchStopped(f"the time limit would pass while building IDA*'s tables ({human(need)}, about "
+                            f"{seconds:.0f} s or more); give more time or use --method bibfs")
+    return np.zeros((rows, columns), dtype=np.int32)
 
 
 @dataclass
@@ -112,10 +132,12 @@ class TokenSearchProblem:
         lines: Sequence[Sequence[int]],
         bipartite: bool,
         partitions: Sequence[Sequence[int]] = (),
+        deadline: float | None = None,
     ) -> "TokenSearchProblem":
         """Tables for the graph ``neighbors``, distances ``dist``, ``goal``, conflict ``lines``
         and walking-distance ``partitions`` (block id per node; no edge may cross blocks
-        in two of them)."""
+        in two of them). A build that would end after ``deadline`` is refused (see
+        :func:`_allocate_moves`)."""
         n = len(neighbors)
         graph = pack_graph(neighbors)
         ptr, adj = graph[: n + 1] - n - 1, graph[n + 1 :]
@@ -130,14 +152,18 @@ class TokenSearchProblem:
                 if goal[v]:
                     goal_index[li, goal[v]] = k + 1
         walks = [w for w in (build_walking_table(b, neighbors, goal) for b in partitions) if w]
-        moves = np.zeros((len(adj) * n, 4 + 3 * _ENTRIES), dtype=np.int32)
+        moves = _allocate_moves(len(adj) * n, 4 + 3 * _ENTRIES, deadline)
         moves[:, -2] = -1
+        to = np.repeat(np.arange(n), np.diff(ptr))  # the blank's node b of each adjacency entry
+        moves[:, 0] = (dist[:, to] - dist[:, adj]).T.reshape(-1)  # row i * n + t: token t moves adj[i] -> to[i]
+        moves[::n, 0] = 0
         for b in range(n):
             for i in range(ptr[b], ptr[b + 1]):
                 src = int(adj[i])  # the token moves src -> b
+                if not (where[src] or where[b] or walks):
+                    continue
                 for t in range(1, n):
                     row = moves[i * n + t]
-                    row[0] = dist[t, b] - dist[t, src]
                     for li in sorted(set(where[src]) | set(where[b])):
                         base = len(lines[li]) + 1
                         digit = int(goal_index[li, t])
