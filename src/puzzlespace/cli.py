@@ -400,9 +400,10 @@ def explore(puzzle: str, goal: Optional[str], out_dir: Optional[Path], resume: b
             raise PuzzleError(f"--out {str(out_dir)!r} is a file; give a directory for the checkpoints")
         try:
             with ExitStack() as held:
-                for target, what in ((out_dir, "the checkpoint in"), (save_path, "the tablebase")):
-                    if target is not None:
-                        held.enter_context(locked(target, what))
+                if out_dir is not None:
+                    held.enter_context(locked(out_dir, "the checkpoint in", directory=True))
+                if save_path is not None:
+                    held.enter_context(locked(save_path, "the tablebase"))
                 with _layer_progress(enabled=show_progress or not as_json) as report:
                     result = engine.explore(p, threads=threads, out_dir=out_dir, resume=resume, max_memory=limit,
                                             antipode_limit=antipodes, progress=report, keep_table=save is not None,

@@ -75,15 +75,16 @@ def write(path: Path, magic: bytes, header: dict, data: np.ndarray) -> None:
 
 
 @contextmanager
-def locked(target: Path, what: str, wait: bool = False) -> Iterator[None]:
-    """Hold the write lock of ``target`` (a file, or a directory's contents) for the block.
+def locked(target: Path, what: str, wait: bool = False, directory: bool = False) -> Iterator[None]:
+    """Hold the write lock of ``target`` (a file, or with ``directory`` a folder's contents,
+    the folder made if needed) for the block.
 
     The lock is an advisory ``flock`` on a hidden lock file beside the target (inside it,
     for a directory), released when the block ends or the process dies. Without ``wait``
     a second writer gets a PuzzleError at once; with it, it waits its turn.
     """
     target = Path(target)
-    lock = target / ".lock" if target.is_dir() else target.parent / f".{target.name}.lock"
+    lock = target / ".lock" if directory else target.parent / f".{target.name}.lock"
     try:
         lock.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)

@@ -122,8 +122,11 @@ def load(directory: Path, puzzle: str, goal: list[int], scheme: str, size: int, 
         if data.get(key) != want:
             raise PuzzleError(f"checkpoint in {str(directory)!r} is for {key} {data.get(key)!r}, not {want!r}")
     where = f"checkpoint manifest in {str(directory)!r}"
-    counts = require_counts(data, "depth_counts", size, where)
-    depth = require_int(data, "depth", 0, size, where)
+    try:
+        counts = require_counts(data, "depth_counts", size, where)
+        depth = require_int(data, "depth", 0, size, where)
+    except PuzzleError as exc:
+        raise PuzzleError(f"{exc}; {RERUN}") from None
     seconds = data.get("seconds")
     if depth != len(counts) - 1 or counts[0] != 1 or not isinstance(seconds, (int, float)) or not seconds >= 0:
         raise PuzzleError(f"{where} is inconsistent; {RERUN}")

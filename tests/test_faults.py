@@ -1,0 +1,395 @@
+"""Fault injection: damaged files are refused or read correctly, never used wrongly; a full
+disk, a second writer and Ctrl-C at any moment end in one line and a documented status.
+
+Each test tallies its trials as ``refused`` (a PuzzleError naming the file), ``correct``
+(read back identical: the flipped bit was one the reader does not depend on) and
+``wrong``, which must stay 0. ``docs/reliability.md`` reports the tallies (``pytest -s``
+prints them).
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import random
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+import puzzlespace as ps
+from puzzlespace import datafile
+from puzzlespace.cli import app
+from puzzlespace.errors import PuzzleError
+from puzzlespace.explore import checkpoint
+from puzzlespace.explore import tablebase as tb
+from puzzlespace.explore.engine import explore
+from puzzlespace.pdb import store
+from puzzlespace.pdb.space import PatternSpace
+
+runner = CliRunner()
+BODY_SAMPLE = 300
+
+
+def _header_end(raw: bytes, magic: bytes) -> int:
+    return len(magic) + 8 + int.from_bytes(raw[len(magic) : len(magic) + 8], "little")
+
+
+def _flips(raw: bytes, positions):
+    for byte in positions:
+        for bit in range(8):
+            damaged = bytearray(raw)
+            damaged[byte] ^= 1 << bit
+            yield bytes(damaged)
+
+
+def _tally(name: str, outcomes: Counter) -> None:
+    print(f"\n{name}: {sum(outcomes.values())} trials, " + ", ".join(f"{k} {v}" for k, v in sorted(outcomes.items())))
+    assert outcomes["wrong"] == 0, outcomes
+
+
+def _try(read, same) -> str:
+    try:
+        got = read()
+    except PuzzleError:
+        return "refused"
+    return "correct" if same(got) else "wrong"
+
+
+def _body_sample(start: int, end: int, seed: int) -> list[int]:
+    rng = random.Random(seed)
+    return [rng.randrange(start, end) for _ in range(min(BODY_SAMPLE, (end - start)))]
+
+
+@pytest.fixture(scope="module")
+def small_tablebase(tmp_path_factory):
+    p = ps.load_puzzle("3x2")
+    r = explore(p, keep_table=True)
+    path = tmp_path_factory.mktemp("tb") / "t.pstb"
+    tb.save(path, p, p.state_index(), r.table, r.depth_counts)
+    return p, path, tb.load(path, p)
+
+
+def test_tablebase_bit_flips_are_refused_or_harmless(small_tablebase, tmp_path):
+    p, path, good = small_tablebase
+    raw = path.read_bytes()
+    end = _header_end(raw, tb.MAGIC)
+    victim = tmp_path / "v.pstb"
+    outcomes: Counter = Counter()
+
+    def same(t) -> bool:
+        return t.depth_counts == good.depth_counts and np.array_equal(t.table, good.table)
+
+    for positions in (range(end), _body_sample(end, len(raw), 1)):
+        for damaged in _flips(raw, positions):
+            victim.write_bytes(damaged)
+            outcomes[_try(lambda: tb.load(victim, p), same)] += 1
+    _tally("tablebase (3x2): every header bit, 300 body bytes x 8 bits", outcomes)
+
+
+def test_pattern_database_bit_flips_are_refused_or_harmless(tmp_path):
+    p = ps.load_puzzle("3x3")
+    space = PatternSpace(p.graph.neighbors, p.goal, (1, 2))
+    good = store.obtain(p.spec, p.goal, space, root=tmp_path)
+    raw = good.path.read_bytes()
+    end = _header_end(raw, store.MAGIC)
+    victim = tmp_path / "v.pspdb"
+    expected = store._expected(p.spec, p.goal, space)
+    outcomes: Counter = Counter()
+    for positions in (range(end), _body_sample(end, len(raw), 2)):
+        for damaged in _flips(raw, positions):
+            victim.write_bytes(damaged)
+            outcomes[_try(lambda: store.read(victim, expected), lambda db: np.array_equal(db.table, good.table))] += 1
+    _tally("pattern database (3x3, tiles 1,2): every header bit, every body bit", outcomes)
+
+
+def test_checkpoint_bit_flips_are_refused_or_harmless(tmp_path):
+    p = ps.load_puzzle("3x2")
+    index = p.state_index()
+    out = tmp_path / "ck"
+    explore(p, out_dir=out, stop_at_depth=12, keep_table=True)
+    manifest_raw = (out / "manifest.json").read_bytes()
+    names = json.loads(manifest_raw)
+    table_path, base_path = out / names["table"], out / names["tablebase"]
+    tables = {path: path.read_bytes() for path in (table_path, base_path)}
+
+    def load():
+        return checkpoint.load(out, p.spec, list(p.goal), index.scheme, index.size, True)
+
+    good = load()
+
+    def same(got) -> bool:
+        return got[0] == good[0] and np.array_equal(got[1], good[1]) and np.array_equal(got[2], good[2])
+
+    outcomes: Counter = Counter()
+    for damaged in _flips(manifest_raw, range(len(manifest_raw))):
+        (out / "manifest.json").write_bytes(damaged)
+        outcomes[_try(load, same)] += 1
+    (out / "manifest.json").write_bytes(manifest_raw)
+    for path, raw in tables.items():
+        for damaged in _flips(raw, range(len(raw))):
+            path.write_bytes(damaged)
+            outcomes[_try(load, same)] += 1
+        path.write_bytes(raw)
+    _tally("checkpoint (3x2 at depth 12, with tablebase): every manifest bit, every table bit", outcomes)
+    resumed = explore(p, out_dir=out, resume=True, keep_table=True)
+    assert resumed.depth_counts == explore(p).depth_counts
+
+
+def test_edited_manifest_fields_are_refused(tmp_path):
+    p = ps.load_puzzle("3x2")
+    out = tmp_path / "ck"
+    explore(p, out_dir=out, stop_at_depth=10)
+    original = json.loads((out / "manifest.json").read_text())
+    edits = [("depth", original["depth"] + 1), ("depth", original["depth"] - 1), ("depth", "10"), ("depth", None),
+             ("depth_counts", original["depth_counts"][:-1]), ("depth_counts", original["depth_counts"] + [1]),
+             ("depth_counts", None), ("size", 10 ** 30), ("table", "../x.bin")]
+    for key, value in edits:
+        for rechecksummed in (False, True):
+            data = dict(original, **{key: value})
+            if rechecksummed:  # a careful forger: the manifest's own checksum fixed up
+                data["checksum"] = checkpoint._checksum(data)
+            (out / "manifest.json").write_text(json.dumps(data))
+            r = runner.invoke(app, ["explore", "3x2", "--out", str(out), "--resume", "--json"])
+            assert r.exit_code == 2 and r.stderr.startswith("error: ") and len(r.stderr.splitlines()) == 1, \
+                (key, value, r.output)
+            assert "rerun without --resume" in r.stderr or "is for" in r.stderr, r.stderr
+
+
+def test_a_tablebase_whose_counts_lie_is_refused(small_tablebase, tmp_path):
+    """Header fields outside the data checksum: changed and re-checksummed, still refused."""
+    p, path, good = small_tablebase
+    raw = path.read_bytes()
+    end = _header_end(raw, tb.MAGIC)
+    header = json.loads(raw[len(tb.MAGIC) + 8 : end])
+    for counts in (good.depth_counts[:-1] + [0], good.depth_counts + [1], good.depth_counts[:-2],
+                   [1, "2"] + good.depth_counts[2:], None, "abc", [1] + [10 ** 40]):
+        forged = dict(header, depth_counts=counts)
+        forged["header_sha256"] = datafile.header_digest(forged)
+        victim = tmp_path / "f.pstb"
+        datafile.write(victim, tb.MAGIC, forged, np.frombuffer(raw[end:], dtype=np.uint8))
+        with pytest.raises(PuzzleError):
+            tb.load(victim, p)
+        r = runner.invoke(app, ["generate", "3x2", "--depth", "21", "--table", str(victim)])
+        assert r.exit_code == 2 and len(r.stderr.splitlines()) == 1
+
+
+def _fail_on_write(monkeypatch, after: int) -> None:
+    """Make the ``after``-th atomic write (from 0) fail as a full disk does."""
+    real = datafile.write_atomic
+    count = [0]
+
+    def failing(path, write):
+        count[0] += 1
+        if count[0] > after:
+            def full(f):
+                raise OSError(errno.ENOSPC, "No space left on device")
+            return real(path, full)
+        return real(path, write)
+
+    monkeypatch.setattr(datafile, "write_atomic", failing)
+    monkeypatch.setattr(checkpoint, "write_atomic", failing)
+
+
+@pytest.mark.parametrize("after", [0, 1, 4, 9, 20])
+def test_a_disk_filling_during_checkpoints_keeps_the_last_good_one(tmp_path, monkeypatch, after):
+    p = ps.load_puzzle("3x2")
+    out = tmp_path / "ck"
+    _fail_on_write(monkeypatch, after)
+    r = runner.invoke(app, ["explore", "3x2", "--out", str(out), "--json"])
+    assert r.exit_code == 2 and r.stdout == "" and len(r.stderr.splitlines()) == 1, r.output
+    assert "could not write the checkpoint" in r.stderr and "No space left" in r.stderr
+    assert not [f for f in out.iterdir() if f.name.endswith(".tmp")]
+    monkeypatch.undo()
+    if "is intact" in r.stderr:
+        depth = int(re.search(r"the checkpoint of layer (\d+) is intact", r.stderr).group(1))
+        assert json.loads((out / "manifest.json").read_text())["depth"] == depth
+        resumed = runner.invoke(app, ["explore", "3x2", "--out", str(out), "--resume", "--json"])
+        assert json.loads(resumed.stdout)["depth_counts"] == explore(p).depth_counts
+
+
+def test_a_full_disk_at_save_is_one_line(tmp_path, monkeypatch):
+    _fail_on_write(monkeypatch, 0)
+    r = runner.invoke(app, ["explore", "3x2", "--save", str(tmp_path / "t.pstb")])
+    assert r.exit_code == 2 and r.stderr.startswith("error: cannot write the tablebase") and "No space" in r.stderr
+    assert not list(tmp_path.glob("*.tmp")) and not (tmp_path / "t.pstb").exists()
+    r = runner.invoke(app, ["pdb", "build", "3x3", "--heuristic", "pdb:2", "--cache-dir", str(tmp_path / "c")])
+    assert r.exit_code == 2 and len(r.stderr.splitlines()) >= 1 and "No space" in r.stderr.splitlines()[-1]
+
+
+def test_bad_output_paths_are_one_line(tmp_path):
+    (tmp_path / "file").write_text("x")
+    for args, words in ((["explore", "3x2", "--save", str(tmp_path)], "is a directory"),
+                        (["explore", "3x2", "--out", str(tmp_path / "file")], "is a file"),
+                        (["explore", "3x2", "--save", str(tmp_path / "file" / "t.pstb")], "not a directory"),
+                        (["explore", "3x2", "--max-memory", "0"], "not positive"),
+                        (["explore", "4x3", "--max-memory", "130M"], "above --max-memory")):
+        r = runner.invoke(app, args)
+        assert r.exit_code == 2 and len(r.stderr.splitlines()) == 1 and words in r.stderr, (args, r.output)
+
+
+def test_a_fresh_run_does_not_replace_another_runs_checkpoint(tmp_path):
+    out = str(tmp_path / "ck")
+    assert runner.invoke(app, ["explore", "4x2", "--out", out, "--json"]).exit_code == 0
+    r = runner.invoke(app, ["explore", "3x2", "--out", out, "--json"])
+    assert r.exit_code == 2 and "another run ('sliding:4x2'" in r.stderr and "--force" in r.stderr
+    assert runner.invoke(app, ["explore", "3x2", "--out", out, "--json", "--force"]).exit_code == 0
+
+
+def _cli(*args: str) -> list[str]:
+    return [sys.executable, "-m", "puzzlespace", *args]
+
+
+def test_a_second_writer_is_refused_in_one_line(tmp_path):
+    for args in (["explore", "4x3", "--out", str(tmp_path / "ck"), "--json"],
+                 ["explore", "4x3", "--save", str(tmp_path / "t.pstb"), "--json"]):
+        first = subprocess.Popen(_cli(*args), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            lock = (tmp_path / "ck" / ".lock") if "--out" in args else tmp_path / ".t.pstb.lock"
+            deadline = time.time() + 60
+            while not lock.exists() and time.time() < deadline:
+                time.sleep(0.01)
+            time.sleep(0.3)
+            second = subprocess.run(_cli(*args), capture_output=True, text=True, timeout=120)
+        finally:
+            first.kill()
+            first.wait()
+        assert second.returncode == 2 and second.stderr.count("\n") == 1, second.stderr
+        assert "another puzzlespace process is writing" in second.stderr
+
+
+@pytest.mark.parametrize("trial", range(8))
+def test_ctrl_c_at_any_moment_is_one_line(trial):
+    rng = random.Random(trial)
+    args = rng.choice([["check", "3x3", "8 6 7/2 5 4/3 0 1"], ["explore", "4x2", "--json"],
+                       ["solve", "4x3", "0 3 2 1/8 7 6 5/4 11 10 9", "--heuristic", "walking", "--quiet"]])
+    proc = subprocess.Popen(_cli(*args), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    time.sleep(rng.uniform(0.0, 1.2) if trial else 0.02)
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=60)
+    assert "Traceback" not in stderr, stderr
+    if proc.returncode == 130:
+        assert stderr.strip().splitlines()[-1].startswith("stopped: interrupted"), stderr
+    else:
+        assert proc.returncode in (0, 1), (proc.returncode, stderr)
+
+
+# ----- fuzzing: every command's arguments, graph files, batch files ---------------------------------
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+FUZZ = settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                        HealthCheck.function_scoped_fixture])
+WORDS = st.one_of(
+    st.sampled_from(["2x2", "3x2", "sliding:2x3", "jump:3", "jump:4:1,3", "flip:2x2", "flip:3x2", "graph:g.json",
+                     "1 2 3 0", "1 0 2 3", "0 1 2 3", "WB/BW", "1 2/3 0", "--goal", "--json", "--quiet", "--explain",
+                     "--time-limit", "--method", "--heuristic", "--count", "--depth", "--seed", "--table", "--threads",
+                     "--antipodes", "--max-memory", "--format", "bfs", "ida", "table", "pdb:1", "manhattan", "-1",
+                     "0", "1", "31", "nan", "inf", "1e400", "--", "-", "", " ", "9" * 5000, "jump:①", "jump:4:²",
+                     "٣x٣", "\x00", "-x", "--no-such-flag"]),
+    st.text(max_size=12),
+)
+COMMANDS = st.sampled_from([["check"], ["solve"], ["distance"], ["generate"], ["explore"], ["pdb", "list"],
+                            ["pdb", "verify"], ["pdb", "remove"], ["batch"], []])
+
+
+@FUZZ
+@given(COMMANDS, st.lists(WORDS, max_size=6))
+def test_fuzzed_arguments_never_trace_back(tmp_path_factory, command, words):
+    where = tmp_path_factory.getbasetemp() / "fuzz"
+    where.mkdir(exist_ok=True)
+    (where / "g.json").write_text('{"nodes": 4, "edges": [[0, 1], [1, 2], [2, 3], [3, 0]]}')
+    cwd = os.getcwd()
+    os.chdir(where)
+    try:
+        r = runner.invoke(app, command + words + ["--cache-dir", str(where / "c")] * (command[:1] == ["pdb"]))
+    finally:
+        os.chdir(cwd)
+    assert r.exception is None or isinstance(r.exception, SystemExit), (command + words, r.exception)
+    assert r.exit_code in (0, 1, 2, 3), (command + words, r.output)
+    if r.exit_code == 2 and not command[:1] == ["batch"]:
+        assert len(r.stderr.splitlines()) == 1, (command + words, r.stderr)
+
+
+JSON_VALUES = st.recursive(st.one_of(st.none(), st.booleans(), st.integers(-10, 10), st.integers(),
+                                     st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=4)),
+                           lambda inner: st.one_of(st.lists(inner, max_size=4),
+                                                   st.dictionaries(st.text(max_size=8), inner, max_size=4)),
+                           max_leaves=20)
+GRAPH = st.fixed_dictionaries({}, optional={
+    "nodes": st.one_of(st.integers(-2, 6), st.lists(st.one_of(st.text(max_size=2), st.integers(0, 6)), max_size=7),
+                       JSON_VALUES),
+    "edges": st.one_of(st.lists(st.lists(st.integers(-1, 6), min_size=2, max_size=2), max_size=10), JSON_VALUES),
+    "goal": st.one_of(st.lists(st.integers(-1, 6), max_size=7), JSON_VALUES),
+    "coordinates": st.one_of(st.lists(st.lists(st.floats(), min_size=2, max_size=2), max_size=7), JSON_VALUES),
+    "title": JSON_VALUES,
+})
+
+
+@FUZZ
+@given(GRAPH, st.sampled_from([".json", ".toml"]), st.booleans())
+def test_fuzzed_graph_files_never_trace_back(tmp_path_factory, graph, suffix, deep):
+    path = tmp_path_factory.getbasetemp() / f"fuzz-graph{suffix}"
+    if suffix == ".json":
+        text = json.dumps(graph)
+    else:
+        text = "\n".join(f"{k} = {json.dumps(v)}" for k, v in graph.items())
+    if deep:
+        text = text.replace("[", "[" * 50_000, 1).replace("]", "]" * 50_000, 1) if "[" in text else text
+    path.write_text(text)
+    r = runner.invoke(app, ["check", f"graph:{path}", "1 0 2 3"])
+    assert r.exception is None or isinstance(r.exception, SystemExit), (text[:200], r.exception)
+    assert r.exit_code in (0, 1, 2, 3)
+    if r.exit_code == 2:
+        assert len(r.stderr.splitlines()) == 1 and r.stderr.startswith("error: ")
+
+
+@FUZZ
+@given(st.lists(st.one_of(st.binary(max_size=30), st.sampled_from([b"1 2 3/4 5 6/7 0 8", b"8 6 7 2 5 4 3 0 1",
+                                                                     b"9 1 2 3 4 5 6 7 8 0", b"# note", b"",
+                                                                     b"1 2 3 4 5 6 7 8 " + b"9" * 5000])),
+                max_size=8))
+def test_fuzzed_batch_files_answer_every_line(tmp_path_factory, lines):
+    import csv
+    import io
+
+    path = tmp_path_factory.getbasetemp() / "fuzz-batch.txt"
+    path.write_bytes(b"\n".join(lines))
+    r = runner.invoke(app, ["batch", "3x3", str(path), "--time-limit", "5"])
+    assert r.exception is None or isinstance(r.exception, SystemExit), r.exception
+    assert r.exit_code in (0, 2, 3)
+    if r.stdout:
+        rows = list(csv.DictReader(io.StringIO(r.stdout)))
+        assert all(row["status"] in ("solved", "unsolvable", "stopped", "invalid") for row in rows)
+        assert all(len(row) == 7 for row in rows)
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full on this system")
+def test_stdout_on_a_full_device_is_one_line():
+    for args in (["check", "3x3", "8 6 7/2 5 4/3 0 1"], ["solve", "3x3", "8 6 7/2 5 4/3 0 1", "--json"],
+                 ["generate", "3x3", "--count", "3"]):
+        with open("/dev/full", "w") as full:
+            done = subprocess.run(_cli(*args), stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)
+        assert done.returncode == 2 and done.stderr == "error: cannot write the output: No space left on device\n", \
+            (args, done.stderr)
+
+
+def test_a_large_graph_respects_the_time_limit_while_building_tables(tmp_path):
+    """A complete graph of 400 nodes (the size limit): IDA*'s tables would take seconds and
+    gigabytes; with --time-limit 1 the command stops in about that long."""
+    n = 400
+    path = tmp_path / "k400.json"
+    path.write_text(json.dumps({"nodes": n, "edges": [[i, j] for i in range(n) for j in range(i + 1, n)]}))
+    position = " ".join(map(str, [2, 1, *range(3, n), 0]))
+    t0 = time.perf_counter()
+    r = runner.invoke(app, ["solve", f"graph:{path}", position, "--time-limit", "1", "--json"])
+    assert time.perf_counter() - t0 < 15
+    assert r.exit_code == 3 and json.loads(r.stdout)["status"] == "stopped" and "time limit" in r.stderr
