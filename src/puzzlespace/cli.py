@@ -216,7 +216,7 @@ def _search_status(enabled: bool):
     last = [-1]
 
     def plain(bound: int, nodes: int, seconds: float) -> None:
-        if seconds > 1.0 and bound != last[0]:
+        if seconds > 10.0 and bound != last[0]:
             last[0] = bound
             err.print(f"searching: bound {bound}, {nodes:,} nodes, {seconds:.1f} s", markup=False)
 
