@@ -17,7 +17,7 @@ python3 -m venv .venv
 # shellcheck disable=SC1091
 . .venv/bin/activate
 export PUZZLESPACE_CACHE="$work/cache"
-mapfile -t setup < <(sed -n '/^```/,/^```/p' README.md | grep -E '^pip install' | head -2)
+mapfile -t setup < <(awk '/^```/ { inside = !inside; next } inside && /^pip install/ { print; if (++n == 2) exit }' README.md)
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(date -u +%F)"
 echo "commit: $(git rev-parse --short HEAD)"
 for command in "${setup[@]}"; do
