@@ -24,13 +24,13 @@ from ._version import __version__
 from .cliparse import (EXIT_INTERRUPTED, EXIT_OK, EXIT_STOPPED, EXIT_UNSOLVABLE, EXIT_USAGE, Count, Group, Seconds)
 from .errors import PuzzleError, SearchStopped, Undecided, Unsolvable
 from .families.base import Puzzle
-from .registry import load_puzzle
+from .registry import load_puzzle, syntax as puzzle_syntax
 from .solver import METHODS, Solution, solve as solve_position
 
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 
-PUZZLE_HELP = ("PUZZLE", "sliding:WxH (or WxH), jump:N[:D1,D2,...], graph:FILE or flip:WxH")
+PUZZLE_HELP = ("PUZZLE", "the puzzle's family and size: " + puzzle_syntax())
 POSITION_HELP = ("POSITION", "cells row-major, 0 the blank: '8 6 7/2 5 4/3 0 1', or 'BWB/WBB/BBB' for flip "
                              "puzzles (after --, if it starts with -)")
 HEURISTIC_HELP = ("IDA*'s bound: auto, manhattan, linear-conflict, walking, or pattern databases "

@@ -24,6 +24,22 @@ def whole_number(word: str, what: str) -> int:
     return int(word)
 
 
+_BOARD = re.compile(r"([0-9]{1,6})x([0-9]{1,6})")
+
+
+def board_size(text: str, family: str) -> tuple[int, int]:
+    """``"WxH"`` (case-insensitive) as (W, H); PuzzleError naming ``family`` otherwise."""
+    m = _BOARD.fullmatch(text.strip().lower())
+    if not m:
+        raise PuzzleError(f"{family} size {text!r} is not of the form WxH (e.g. 4x3)")
+    return int(m.group(1)), int(m.group(2))
+
+
+def is_board_size(text: str) -> bool:
+    """Whether ``text`` reads as ``WxH``."""
+    return _BOARD.fullmatch(text.strip().lower()) is not None
+
+
 def split_rows(text: str, what: str) -> list[str]:
     """Split ``text`` at ``/`` into rows; empty text or an empty row is an error."""
     if not text.strip():

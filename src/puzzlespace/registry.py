@@ -1,38 +1,77 @@
-"""Puzzle names: ``sliding:WxH`` (or ``WxH``), ``jump:N[:D1,D2,...]``, ``graph:FILE``, ``flip:WxH``."""
+"""Puzzle names and the families behind them: ``FAMILY:ARGS`` (``sliding:4x3``, ``jump:5:1,3``).
+
+A family registers itself with :func:`register_family` (the built-in ones when
+:mod:`puzzlespace.families` is imported); a family from another package plugs in through
+the entry-point group ``puzzlespace.families``, each entry point naming a :class:`Family`.
+Nothing else (the CLI, the algorithms) needs to know the list.
+"""
 
 from __future__ import annotations
 
-import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable
 
 from .errors import PuzzleError
-from .families import FlipPuzzle, GraphPuzzle, JumpPuzzle, Puzzle, SlidingPuzzle
 
-_SIZE = re.compile(r"([0-9]{1,6})x([0-9]{1,6})")
+if TYPE_CHECKING:  # pragma: no cover
+    from .families.base import Puzzle
 
-
-def _size(text: str, family: str) -> tuple[int, int]:
-    m = _SIZE.fullmatch(text.strip().lower())
-    if not m:
-        raise PuzzleError(f"{family} size {text!r} is not of the form WxH (e.g. 4x3)")
-    return int(m.group(1)), int(m.group(2))
+#: The entry-point group through which other packages add families.
+ENTRY_POINTS = "puzzlespace.families"
 
 
-def _jump(rest: str) -> JumpPuzzle:
-    parts = rest.split(":")
-    if len(parts) > 2 or not re.fullmatch(r"[0-9]{1,6}", parts[0].strip()):
-        raise PuzzleError(f"jump puzzle {('jump:' + rest)!r} is not of the form jump:N or jump:N:D1,D2,...")
-    distances = (1, 2)
-    if len(parts) == 2:
-        words = [w for w in re.split(r"[,\s]+", parts[1].strip()) if w]
-        if not words:
-            raise PuzzleError("the distance set is empty")
-        if not all(re.fullmatch(r"[0-9]{1,6}", w) for w in words):
-            raise PuzzleError(f"distances {parts[1]!r} must be positive whole numbers")
-        distances = tuple(int(w) for w in words)
-    return JumpPuzzle(int(parts[0]), distances)
+@dataclass(frozen=True)
+class Family:
+    """A puzzle family as names refer to it.
+
+    ``name`` is the prefix before the colon; ``syntax`` shows a user how to write one
+    (``"jump:N[:D1,D2,...]"``); ``load(args)`` makes the puzzle from the text after the
+    colon (raising PuzzleError on bad text); ``bare(name)``, if given, says whether a name
+    without a prefix (``"4x3"``) belongs to this family.
+    """
+
+    name: str
+    syntax: str
+    load: Callable[[str], "Puzzle"]
+    bare: Callable[[str], bool] | None = None
 
 
-def load_puzzle(name: str, goal: str | None = None) -> Puzzle:
+_FAMILIES: dict[str, Family] = {}
+_LOADED = [False]
+
+
+def register_family(family: Family) -> None:
+    """Make ``family`` known to :func:`load_puzzle` (a later family of the same name replaces it)."""
+    _FAMILIES[family.name.lower()] = family
+
+
+def families() -> list[Family]:
+    """Every known family: the built-in ones, then those of installed packages' entry points."""
+    if not _LOADED[0]:
+        _LOADED[0] = True
+        from . import families as _built_in  # noqa: F401  (registers the built-in families)
+
+        for entry in _entry_points():
+            family = entry.load()
+            if not isinstance(family, Family):
+                raise TypeError(f"entry point {entry.name!r} of {ENTRY_POINTS!r} names no puzzlespace Family")
+            register_family(family)
+    return list(_FAMILIES.values())
+
+
+def _entry_points():
+    from importlib.metadata import entry_points
+
+    return entry_points(group=ENTRY_POINTS)
+
+
+def syntax() -> str:
+    """How puzzles are named, for help and error messages."""
+    known = [f.syntax for f in families()]
+    return ", ".join(known[:-1]) + f" or {known[-1]}" if len(known) > 1 else "".join(known)
+
+
+def load_puzzle(name: str, goal: str | None = None) -> "Puzzle":
     """The puzzle called ``name``, with ``goal`` (a position text) if given.
 
     Raises
@@ -42,24 +81,15 @@ def load_puzzle(name: str, goal: str | None = None) -> Puzzle:
         or a malformed goal.
     """
     name = name.strip()
-    family, _, rest = name.partition(":")
-    family = family.lower()
-    if not rest and _SIZE.fullmatch(family):
-        family, rest = "sliding", name
-    if family == "sliding":
-        puzzle: Puzzle = SlidingPuzzle(*_size(rest, "sliding"))
-    elif family == "flip":
-        puzzle = FlipPuzzle(*_size(rest, "flip"))
-    elif family == "jump":
-        puzzle = _jump(rest)
-    elif family == "graph":
-        if not rest:
-            raise PuzzleError("graph puzzles are named graph:FILE")
-        puzzle = GraphPuzzle.from_file(rest)
-    else:
-        raise PuzzleError(
-            f"unknown puzzle {name!r}: use sliding:WxH (or WxH), jump:N[:D1,D2,...], graph:FILE or flip:WxH"
-        )
+    prefix, colon, args = name.partition(":")
+    known = {f.name: f for f in families()}
+    family = known.get(prefix.lower()) if colon else None
+    if family is None and not colon:
+        family = next((f for f in known.values() if f.bare is not None and f.bare(name)), None)
+        args = name
+    if family is None:
+        raise PuzzleError(f"unknown puzzle {name!r}: use {syntax()}")
+    puzzle = family.load(args)
     if goal is not None:
         puzzle = puzzle.with_goal(puzzle.parse_goal(goal))
     return puzzle

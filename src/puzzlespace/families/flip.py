@@ -24,7 +24,8 @@ import re
 from typing import Sequence
 
 from ..errors import PuzzleError
-from ..positions import split_rows
+from ..positions import board_size, split_rows
+from ..registry import Family, register_family
 from .base import Puzzle, State, Verdict
 
 MAX_CELLS = 400
@@ -174,3 +175,6 @@ class FlipPuzzle(Puzzle):
         from .flip_index import FlipIndex
 
         return FlipIndex(self)
+
+
+register_family(Family("flip", "flip:WxH", lambda args: FlipPuzzle(*board_size(args, "flip"))))

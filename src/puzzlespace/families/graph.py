@@ -23,6 +23,7 @@ from typing import Any, Sequence
 from ..errors import PuzzleError
 from ..graphs import Graph
 from ..positions import check_arrangement
+from ..registry import Family, register_family
 from .base import State
 from .tokens import TokenPuzzle
 
@@ -197,3 +198,12 @@ def _plot(coords: Sequence[tuple[float, float]], labels: Sequence[str]) -> str |
                 line[c] = lab.rjust(cell)
         lines.append("".join(line).rstrip())
     return "\n".join(lines)
+
+
+def _from_name(args: str) -> GraphPuzzle:
+    if not args:
+        raise PuzzleError("graph puzzles are named graph:FILE")
+    return GraphPuzzle.from_file(args)
+
+
+register_family(Family("graph", "graph:FILE", _from_name))

@@ -7,10 +7,12 @@ and ``i + d`` for every allowed ``d``.
 
 from __future__ import annotations
 
+import re
 from typing import Sequence
 
 from ..errors import PuzzleError
 from ..graphs import Graph
+from ..registry import Family, register_family
 from .base import State
 from .tokens import TokenPuzzle
 
@@ -51,3 +53,22 @@ class JumpPuzzle(TokenPuzzle):
         notes = super().move_notations(path, moves)
         notes["jumps"] = [f"{path[i][m]}:{m}>{path[i].index(0)}" for i, m in enumerate(moves)]
         return notes
+
+
+def from_name(args: str) -> JumpPuzzle:
+    """``N`` or ``N:D1,D2,...`` (the text after ``jump:``) as a puzzle."""
+    parts = args.split(":")
+    if len(parts) > 2 or not re.fullmatch(r"[0-9]{1,6}", parts[0].strip()):
+        raise PuzzleError(f"jump puzzle {('jump:' + args)!r} is not of the form jump:N or jump:N:D1,D2,...")
+    distances: tuple[int, ...] = (1, 2)
+    if len(parts) == 2:
+        words = [w for w in re.split(r"[,\s]+", parts[1].strip()) if w]
+        if not words:
+            raise PuzzleError("the distance set is empty")
+        if not all(re.fullmatch(r"[0-9]{1,6}", w) for w in words):
+            raise PuzzleError(f"distances {parts[1]!r} must be positive whole numbers")
+        distances = tuple(int(w) for w in words)
+    return JumpPuzzle(int(parts[0]), distances)
+
+
+register_family(Family("jump", "jump:N[:D1,D2,...]", from_name))

@@ -10,7 +10,8 @@ from typing import Sequence
 
 from ..errors import PuzzleError
 from ..graphs import Graph
-from ..positions import check_arrangement, check_row_lengths, parse_numbers
+from ..positions import board_size, check_arrangement, check_row_lengths, is_board_size, parse_numbers
+from ..registry import Family, register_family
 from .base import State
 from .tokens import TokenPuzzle
 
@@ -143,3 +144,7 @@ class SlidingPuzzle(TokenPuzzle):
             return (w - 1 - y if r else y) * w + (w - 1 - x if c else x)
 
         return [[image(v) for v in block] for block in CORNER_BLOCKS[w]]
+
+
+register_family(Family("sliding", "sliding:WxH (or WxH)", lambda args: SlidingPuzzle(*board_size(args, "sliding")),
+                       bare=is_board_size))

@@ -1,0 +1,71 @@
+"""Families register themselves: a new one (here the examples of docs/api.md) plugs into
+``load_puzzle``, the command line and its help without any edit to puzzlespace."""
+
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import puzzlespace as ps
+from puzzlespace import registry
+
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "api.md"
+
+
+def _adding_a_family_examples() -> list[str]:
+    section = DOCS.read_text().split("## Adding a family", 1)[1]
+    return re.findall(r"```python\n(.*?)```", section, flags=re.S)
+
+
+@pytest.fixture
+def clean_registry(monkeypatch):
+    monkeypatch.setattr(registry, "_FAMILIES", dict(registry._FAMILIES))
+    registry.families()
+    return registry
+
+
+def test_the_built_in_families_are_registered():
+    assert {"sliding", "flip", "jump", "graph"} <= {f.name for f in registry.families()}
+    assert ps.load_puzzle("4x3").spec == "sliding:4x3" and ps.load_puzzle("JUMP:4").spec == "jump:4:1,2"
+    with pytest.raises(ps.PuzzleError, match="unknown puzzle 'cube:3': use .*jump:N"):
+        ps.load_puzzle("cube:3")
+
+
+def test_the_documented_examples_run_and_plug_in(clean_registry):
+    namespace: dict = {}
+    for code in _adding_a_family_examples():
+        exec(compile(code, str(DOCS), "exec"), namespace)
+    assert ps.load_puzzle("pancake:6").spec == "pancake:6"
+    from puzzlespace.cli import app
+
+    runner = CliRunner()
+    r = runner.invoke(app, ["solve", "pancake:6", "3 5 0 4 1 2", "--quiet"])
+    assert r.exit_code == 0 and "pancake:6: optimal solution, 6 moves" in r.stdout, r.output
+    r = runner.invoke(app, ["check", "cube:3", "1"])
+    assert r.exit_code == 2 and "pancake:N" in r.stderr
+
+
+def test_a_family_from_an_entry_point(clean_registry, monkeypatch):
+    from puzzlespace.families.jump import JumpPuzzle
+
+    hop = registry.Family("hop", "hop:N", lambda args: JumpPuzzle(int(args), (1, 3)))
+
+    class Entry:
+        name = "hop"
+
+        def load(self):
+            return hop
+
+    monkeypatch.setattr(registry, "_LOADED", [False])
+    monkeypatch.setattr(registry, "_entry_points", lambda: [Entry()])
+    assert ps.load_puzzle("hop:5").spec == "jump:5:1,3"
+
+    class Broken(Entry):
+        def load(self):
+            return object()
+
+    monkeypatch.setattr(registry, "_LOADED", [False])
+    monkeypatch.setattr(registry, "_entry_points", lambda: [Broken()])
+    with pytest.raises(TypeError, match="names no puzzlespace Family"):
+        registry.families()
