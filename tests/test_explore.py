@@ -18,7 +18,7 @@ import puzzlespace as ps
 from puzzlespace.cli import app
 from puzzlespace.explore import explore
 from puzzlespace.explore import tablebase as tb
-from puzzlespace.explore.table import new_table, set2
+from puzzlespace.bits import new_table, set2
 from puzzlespace.families import GraphPuzzle
 from puzzlespace.families import token_index as ti
 from puzzlespace.search.bfs import depth_counts, reachable_states
@@ -67,7 +67,7 @@ def test_fast_expansion_matches_reference(name, seed, value, suffix_length, tabl
     """The kernel against the decode-everything reference, on random tables, whatever the
     split between prefix and suffix digits and whichever windows have tables; the moves to
     node b +- 1 (rank steps) are left to the engine."""
-    from puzzlespace.explore.table import BLOCK_BITS, new_blocks
+    from puzzlespace.bits import BLOCK_BITS, new_blocks
 
     p = ps.load_puzzle(name)
     ix = ti.TokenIndex(p, suffix_length, table_limit)
@@ -102,7 +102,7 @@ def test_fast_expansion_matches_reference(name, seed, value, suffix_length, tabl
 def test_expansion_from_mid_word_of_a_skipped_block():
     """A span that starts inside the first word of a block whose flag is clear: the
     entries before its start are masked in that word, not in the next block's first."""
-    from puzzlespace.explore.table import BLOCK_BITS, new_blocks
+    from puzzlespace.bits import BLOCK_BITS, new_blocks
 
     ix = ps.load_puzzle("3x3").state_index()
     block = 1 << BLOCK_BITS
@@ -152,7 +152,7 @@ def test_suffix_table_digits_and_parity(length, step):
 def test_rank_steps_match_plain_python(name, seed, value, close):
     """close_and_step (vector loops, carries between words and across blocks, blocks
     whose flag is clear) against a loop over states."""
-    from puzzlespace.explore.table import BLOCK_BITS, new_blocks
+    from puzzlespace.bits import BLOCK_BITS, new_blocks
 
     p = ps.load_puzzle(name)
     ix = p.state_index()
@@ -179,7 +179,7 @@ def test_rank_steps_match_plain_python(name, seed, value, close):
 
 def _assert_close_and_step(ix, neighbors, table, lo, hi, value, flags, close):
     """close_and_step on ``table`` against a plain loop over the states of [lo, hi)."""
-    from puzzlespace.explore.table import BLOCK_BITS, close_and_step
+    from puzzlespace.bits import BLOCK_BITS, close_and_step
 
     n = ix.n
     entry = lambda t, j: (t[j >> 2] >> ((j & 3) << 1)) & 3  # noqa: E731
@@ -211,7 +211,7 @@ def _assert_close_and_step(ix, neighbors, table, lo, hi, value, flags, close):
 def test_rank_steps_across_a_block_edge(name, direction, other_flag):
     """A step from the last state of a block up to the first of the next, or from that
     one down, whether or not the other block's flag is set."""
-    from puzzlespace.explore.table import BLOCK_BITS, new_blocks
+    from puzzlespace.bits import BLOCK_BITS, new_blocks
 
     p = ps.load_puzzle(name)
     ix = p.state_index()
@@ -490,7 +490,7 @@ def test_random_positions_of_large_puzzles():
 @given(st.integers(1, 700), st.integers(0, 2**32 - 1), st.integers(1, 2))
 def test_table_primitives_match_plain_python(size, seed, value):
     """The word-at-a-time table loops against entry-by-entry Python."""
-    from puzzlespace.explore import table as tb2
+    from puzzlespace import bits as tb2
 
     rng = np.random.default_rng(seed)
     table = tb2.new_table(size)
@@ -527,7 +527,7 @@ def test_table_primitives_match_plain_python(size, seed, value):
 @pytest.mark.parametrize("name", ["3x3", "jump:9:1,3", "flip:5x5", "6x2"])
 def test_expansion_skips_only_blocks_without_frontier_states(name):
     """Clear the frontier from some blocks and their flags: the same marks as with every flag set."""
-    from puzzlespace.explore.table import BLOCK_BITS, new_blocks
+    from puzzlespace.bits import BLOCK_BITS, new_blocks
 
     ix = ps.load_puzzle(name).state_index()
     rng = np.random.default_rng(7)

@@ -172,7 +172,7 @@ def test_build_refuses_when_memory_is_short():
 
 
 def test_build_refuses_when_disk_is_short(tmp_path, monkeypatch):
-    from puzzlespace.explore import resources
+    from puzzlespace import resources
 
     p = ps.load_puzzle("3x3")
     space = PatternSpace(p.graph.neighbors, p.goal, (1, 2, 3))

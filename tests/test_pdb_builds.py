@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 import puzzlespace as ps
 from puzzlespace.cli import app
-from puzzlespace.explore import resources
+from puzzlespace import resources
 from puzzlespace.pdb import store
 from puzzlespace.pdb.heuristic import pattern_plan, pattern_problem
 from puzzlespace.pdb.space import PatternSpace

@@ -225,7 +225,7 @@ def _search_status(enabled: bool):
 
 def _uses_patterns(p: Puzzle, method: str, heuristic: str) -> bool:
     """Whether solving will use pattern databases (made ready first, to announce their build)."""
-    from .explore.cache import tablebase_path
+    from .cache import tablebase_path
     from .solver import resolve_heuristic
 
     if method not in ("auto", "ida") or p.default_heuristic() is None:
@@ -240,7 +240,7 @@ def _pattern_problem(p: Puzzle, heuristic: str, puzzle_arg: str, goal_arg: Optio
     """The IDA* problem for a ``pdb:`` heuristic. Databases the cache lacks are announced with
     their cost, refused when they would not fit (or not finish before ``deadline``), then
     built under one progress bar."""
-    from .explore.resources import available_memory, free_disk, human, peak_rss
+    from .resources import available_memory, free_disk, human, peak_rss
     from .pdb.heuristic import pattern_plan, pattern_problem
     from .pdb.store import pdb_dir
     from .solver import resolve_heuristic
@@ -388,7 +388,7 @@ def explore(puzzle: str, goal: Optional[str], out_dir: Optional[Path], resume: b
 
     from .datafile import locked
     from .explore import engine
-    from .explore.resources import parse_size
+    from .resources import parse_size
 
     with _errors():
         p = load_puzzle(puzzle, goal)
@@ -440,8 +440,8 @@ def _saved_layer(out_dir: Optional[Path], puzzle: str, goal: Optional[str], save
 
 def _save_path(p: Puzzle, save: str) -> Path:
     """Where ``--save`` writes, checked before the run: a file path with room for the tablebase."""
-    from .explore.cache import tablebase_path
-    from .explore.resources import free_disk, human
+    from .cache import tablebase_path
+    from .resources import free_disk, human
 
     path = tablebase_path(p) if save == "cache" else Path(save)
     if path.is_dir():
@@ -661,8 +661,8 @@ def pdb_build(puzzle: str, heuristic: str, goal: Optional[str], threads: Optiona
 @json_option
 def pdb_list(cache_dir: Optional[Path], as_json: bool) -> None:
     """List the cached pattern databases: name, puzzle, tiles, size, build time, last use."""
-    from .explore.cache import cache_dir as cache_root
-    from .explore.resources import human
+    from .cache import cache_dir as cache_root
+    from .resources import human
     from .pdb.store import listing, pdb_dir
 
     _use_cache(cache_dir)
@@ -700,7 +700,7 @@ def pdb_list(cache_dir: Optional[Path], as_json: bool) -> None:
 @cache_option
 def pdb_remove(names: tuple[str, ...], remove_all: bool, cache_dir: Optional[Path]) -> None:
     """Remove cached pattern databases, by name or all of them."""
-    from .explore.resources import human
+    from .resources import human
     from .pdb.store import SUFFIX, pdb_dir, remove
 
     with _errors():

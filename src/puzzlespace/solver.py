@@ -91,7 +91,7 @@ def search_problem_for(puzzle: Puzzle, heuristic: str = "auto", deadline: float 
 
 def cached_tablebase(puzzle: Puzzle):
     """The tablebase of ``puzzle`` in the cache directory, or None."""
-    from .explore.cache import tablebase_path
+    from .cache import tablebase_path
 
     path = tablebase_path(puzzle)
     if not path.exists():
@@ -118,7 +118,7 @@ def solve(
     """An optimal solution of ``start``.
 
     ``method="table"`` (or a given ``table``, a loaded
-    :class:`~puzzlespace.explore.tablebase.Tablebase`) reads the solution from a
+    :class:`~puzzlespace.tablebase.Tablebase`) reads the solution from a
     tablebase without search; ``"auto"`` does so when the cache holds one for this puzzle
     and no ``heuristic`` is named. IDA* uses ``heuristic`` (``auto``: the family's
     default; see :func:`search_problem_for`), or a ready ``problem`` (to share loaded

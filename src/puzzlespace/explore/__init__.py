@@ -1,7 +1,7 @@
 """Complete breadth-first enumeration of a puzzle's state space (see :func:`explore`).
 
 The engine (and numba with it) is imported on first use, so that light modules of this
-package, such as :mod:`puzzlespace.explore.cache`, cost nothing at start-up.
+package, such as :mod:`puzzlespace.cache`, cost nothing at start-up.
 """
 
 __all__ = ["ExploreResult", "explore"]

@@ -24,7 +24,7 @@ import numpy as np
 from .._version import __version__
 from ..datafile import MAX_HEADER, digest, require_counts, require_int, write_atomic
 from ..errors import PuzzleError
-from .table import CLOSED, layer_value, value_counts
+from ..bits import CLOSED, layer_value, value_counts
 from .tablebase import check_consistent
 
 FORMAT = "puzzlespace-checkpoint/3"

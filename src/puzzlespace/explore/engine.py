@@ -11,7 +11,7 @@ kernels release the GIL) and their marks merged into the table by the calling th
 the same split lets a distributed engine run chunks elsewhere. An index may also have
 ``rank_steps``: moves from a rank to the next or previous one (inside a chunk), which
 ``expand`` leaves out and the engine applies in place as it closes the layer
-(:func:`.table.close_and_step`), with no mark to merge.
+(:func:`puzzlespace.bits.close_and_step`), with no mark to merge.
 
 Table: 2 bits per state, nothing else per state (:mod:`.table`): unreached, closed, or the
 value of the frontier or of the next layer. Expansion reads the frontier's entries; the
@@ -36,8 +36,8 @@ import numpy as np
 from ..errors import PuzzleError
 from ..families.base import Puzzle, State
 from . import checkpoint
-from .resources import available_memory, current_rss, free_disk, human, peak_rss
-from .table import (BLOCK_BITS, close_and_step, close_layer, collect_layer, copy_layer, layer_value, merge_marks,
+from ..resources import available_memory, current_rss, free_disk, human, peak_rss
+from ..bits import (BLOCK_BITS, close_and_step, close_layer, collect_layer, copy_layer, layer_value, merge_marks,
                     new_blocks, new_table, set2)
 
 #: Chunks per worker thread and layer (load balance against per-call overhead).

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..errors import PuzzleError
 from ..families.base import Puzzle, State
-from .table import collect_layer, layer_value, nth_in_layer
+from ..bits import collect_layer, layer_value, nth_in_layer
 
 #: Above this many expected draws per accepted position, sample from an enumerated layer.
 MAX_EXPECTED_DRAWS = 20_000

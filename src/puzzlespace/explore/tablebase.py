@@ -21,7 +21,7 @@ from .. import datafile
 from .._version import __version__
 from ..errors import PuzzleError
 from ..families.base import Puzzle, State
-from .table import get2, value_counts
+from ..bits import get2, value_counts
 
 MAGIC = b"PUZZLESPACE-TABLEBASE 1\n"
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from ..explore.table import get2, next_in_layer, pattern
+from ..bits import get2, next_in_layer, pattern
 from ..errors import PuzzleError
 from ..fastdiv import divisor, mul_shift
 from .base import State

@@ -29,7 +29,7 @@ from math import factorial
 import numba as nb
 import numpy as np
 
-from ..explore.table import BLOCK_BITS, UNSEEN, get2, lowest_bit, match_word, pattern
+from ..bits import BLOCK_BITS, UNSEEN, get2, lowest_bit, match_word, pattern
 from ..fastdiv import divisor, mul_shift
 from .base import State
 
@@ -175,7 +175,7 @@ def expand_groups(table, lo, hi, value, blocks, consts, sptr, moves, need, fact,
     node ``b +- 1`` (see :attr:`TokenIndex.rank_steps`).
 
     Reads only: a state is expanded when its table entry is ``value`` (``blocks``: flags
-    that cover those states, see :mod:`puzzlespace.explore.table`). Writes into ``out``
+    that cover those states, see :mod:`puzzlespace.bits`). Writes into ``out``
     the ranks of all its neighbours, reached or not (a move that shifts a token along the
     sequence lands anywhere in the table, and reading the entry there costs more than
     letting the merge, which reads it anyway, drop it). Stops early when ``out`` could
@@ -401,7 +401,7 @@ def move_table(n, sptr, sadj, k, fact, limit=CHANGE_TABLE_LIMIT):
 
 
 def _rank_steps(n: int, up_nodes, down_nodes) -> tuple[np.ndarray, np.ndarray]:
-    """The moves to node ``b +- 1`` as rank steps (see :func:`~puzzlespace.explore.table.close_and_step`):
+    """The moves to node ``b +- 1`` as rank steps (see :func:`~puzzlespace.bits.close_and_step`):
     for each residue ``p`` of a word's first rank modulo ``n``, bit ``2k`` where the state
     of entry ``k`` (node ``(p + k) % n``) has the move."""
     def masks(nodes):

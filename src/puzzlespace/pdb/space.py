@@ -34,7 +34,7 @@ from typing import Sequence
 import numba as nb
 import numpy as np
 
-from ..explore.table import get2, lowest_bit, match_word, next_in_layer, pattern, popcount
+from ..bits import get2, lowest_bit, match_word, next_in_layer, pattern, popcount
 
 MAX_NODES = 64
 _ONE = np.uint64(1)

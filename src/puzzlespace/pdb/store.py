@@ -29,7 +29,7 @@ from .. import datafile
 from ..explore import checkpoint as cp
 from .._version import __version__
 from ..errors import PuzzleError
-from ..explore.cache import cache_dir, file_stem
+from ..cache import cache_dir, file_stem
 from .space import PatternSpace
 
 MAGIC = b"PUZZLESPACE-PDB 1\n"
@@ -303,7 +303,7 @@ def _build_and_save(spec, goal, space, path: Path, why: str, *, root, threads, m
                     rebuild, out, stop) -> PatternDatabase:
     """Build the database of ``space`` (resuming its checkpoint) and save it to ``path``; the
     caller holds the file's lock."""
-    from ..explore.resources import free_disk, human
+    from ..resources import free_disk, human
 
     partial = partial_dir(path)
     if rebuild:

@@ -63,7 +63,7 @@ MOVE_TABLE_BYTES_PER_SECOND = 500e6
 def _allocate_moves(rows: int, columns: int, deadline: float | None) -> np.ndarray:
     """The zeroed move table, after checking that it fits the memory available and that
     filling it is expected to end before ``deadline``."""
-    from ..explore.resources import available_memory, human
+    from ..resources import available_memory, human
 
     need = rows * columns * 4
     if need > available_memory() // 2:

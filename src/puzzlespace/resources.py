@@ -8,7 +8,7 @@ import resource
 import shutil
 from pathlib import Path
 
-from ..errors import PuzzleError
+from .errors import PuzzleError
 
 _UNITS = {"": 1, "B": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
