@@ -69,3 +69,21 @@ def test_a_family_from_an_entry_point(clean_registry, monkeypatch):
     monkeypatch.setattr(registry, "_entry_points", lambda: [Broken()])
     with pytest.raises(TypeError, match="names no puzzlespace Family"):
         registry.families()
+
+
+def test_every_state_index_and_search_problem_keeps_its_contract():
+    """The contracts of :mod:`puzzlespace.contracts`, checked on every family's objects."""
+    from puzzlespace.contracts import FrontierSpace, IDAProblem, PuzzleRules, StateIndex
+    from puzzlespace.pdb.space import PatternSpace
+
+    root = Path(__file__).resolve().parents[1]
+    for name in ("3x3", "jump:5:1,3", "flip:3x3", f"graph:{root / 'examples' / 'theta.json'}"):
+        p = ps.load_puzzle(name)
+        assert isinstance(p, PuzzleRules)
+        index = p.state_index()
+        assert isinstance(index, StateIndex) and index.rank(p.goal) < index.size
+        problem = p.search_problem(p.default_heuristic()) if p.default_heuristic() else None
+        assert problem is None or isinstance(problem, IDAProblem)
+    p = ps.load_puzzle("3x3")
+    space = PatternSpace(p.graph.neighbors, p.goal, (1, 2))
+    assert isinstance(space, FrontierSpace) and not isinstance(space, StateIndex)

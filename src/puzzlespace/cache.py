@@ -8,7 +8,7 @@ import os
 import re
 from pathlib import Path
 
-from .families.base import Puzzle
+from .contracts import PuzzleRules as Puzzle
 
 
 def cache_dir() -> Path:

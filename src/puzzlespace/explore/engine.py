@@ -1,16 +1,10 @@
 """Layer-by-layer BFS over a minimal perfect hash, 2 bits per state, on every core.
 
-The engine knows nothing of any family: it needs a *state index* (``puzzle.state_index()``)
-with ``size``, ``group`` (ranks per chunk alignment), ``max_degree``, ``rank``,
-``unrank`` and ``expand(table, lo, hi, frontier_value, blocks, out) -> (count, next)``, a
-compiled, read-only function of (table snapshot, chunk of ranks) that lists the
-neighbours of the chunk's frontier states (all unreached ones; reached ones may be
-listed too, the merge drops them), stopping when its buffer is full
-(it is then called again from ``next``). Chunks are expanded in parallel threads (the
-kernels release the GIL) and their marks merged into the table by the calling thread;
-the same split lets a distributed engine run chunks elsewhere. An index may also have
-``rank_steps``: moves from a rank to the next or previous one (inside a chunk), which
-``expand`` leaves out and the engine applies in place as it closes the layer
+The engine knows nothing of any family: it needs a
+:class:`~puzzlespace.contracts.StateIndex` (``puzzle.state_index()``). Chunks are expanded
+in parallel threads (the kernels release the GIL) and their marks merged into the table by
+the calling thread; the same split lets a distributed engine run chunks elsewhere. The
+index's ``rank_steps``, if any, are applied in place as the layer closes
 (:func:`puzzlespace.bits.close_and_step`), with no mark to merge.
 
 Table: 2 bits per state, nothing else per state (:mod:`.table`): unreached, closed, or the
@@ -34,7 +28,7 @@ from typing import Callable, Iterator
 import numpy as np
 
 from ..errors import PuzzleError
-from ..families.base import Puzzle, State
+from ..contracts import FrontierSpace, PuzzleRules as Puzzle, State
 from . import checkpoint
 from ..resources import available_memory, current_rss, free_disk, human, peak_rss
 from ..bits import (BLOCK_BITS, close_and_step, close_layer, collect_layer, copy_layer, layer_value, merge_marks,
@@ -97,7 +91,7 @@ class Plan:
     disk: int
 
 
-def plan(index, threads: int, with_checkpoints: bool, tables: int = 1) -> Plan:
+def plan(index: FrontierSpace, threads: int, with_checkpoints: bool, tables: int = 1) -> Plan:
     """Memory and disk of a run keeping ``tables`` 2-bit tables (2 with a tablebase)."""
     table = ((index.size + 31) // 32) * 8
     buffers = 2 * threads * MARK_BUFFER * 8
@@ -233,7 +227,7 @@ def explore(
     )
 
 
-def run_layers(index, table, depth: int, threads: int, progress=None,
+def run_layers(index: FrontierSpace, table, depth: int, threads: int, progress=None,
                on_layer: Callable[[int, np.ndarray], None] | None = None,
                blocks: np.ndarray | None = None) -> Iterator[int]:
     """Expand layer after layer, starting from the complete layer ``depth`` of ``table``
@@ -274,7 +268,7 @@ class LayerState:
     counts: list[int]
 
 
-def layered_bfs(index, roots, *, threads: int | None = None, max_memory: int | None = None,
+def layered_bfs(index: FrontierSpace, roots, *, threads: int | None = None, max_memory: int | None = None,
                 on_layer: Callable[[int, np.ndarray, int], None] | None = None, progress=None,
                 extra_memory: int = 0, resume: LayerState | None = None,
                 after_layer: Callable[[LayerState], None] | None = None) -> list[int]:
@@ -352,7 +346,7 @@ def _close_frontier(pool, index, table, chunks, depth, blocks, following, added)
     def close_all() -> None:
         list(pool.map(lambda span: close_layer(table, span[0], span[1], old, blocks), chunks))
 
-    steps = getattr(index, "rank_steps", None)
+    steps = index.rank_steps
     if steps is None:
         if added:
             close_all()

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import PuzzleError
-from ..families.base import Puzzle, State
+from ..contracts import PuzzleRules as Puzzle, State
 from ..bits import collect_layer, layer_value, nth_in_layer
 
 #: Above this many expected draws per accepted position, sample from an enumerated layer.

@@ -20,7 +20,7 @@ import numpy as np
 from .. import datafile
 from .._version import __version__
 from ..errors import PuzzleError
-from ..families.base import Puzzle, State
+from ..contracts import PuzzleRules as Puzzle, State
 from ..bits import get2, value_counts
 
 MAGIC = b"PUZZLESPACE-TABLEBASE 1\n"

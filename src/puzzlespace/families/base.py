@@ -16,9 +16,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Iterator, Sequence
 
+from ..contracts import State
 from ..errors import PuzzleError
-
-State = tuple[int, ...]
 
 
 @dataclass(frozen=True)

@@ -158,6 +158,7 @@ class FlipIndex:
         self.group = 1
         self.max_degree = len(puzzle.lines)
         self.minimal = True
+        self.rank_steps = None
         self.scheme = "flip-orbit-mixed-radix/v1"
 
     def _digit_changes(self, orbits) -> np.ndarray:
@@ -192,6 +193,6 @@ class FlipIndex:
         return tuple(int(c) for c in cells)
 
     def expand(self, table, lo: int, hi: int, value: int, blocks, out: np.ndarray) -> tuple[int, int]:
-        """See :meth:`TokenIndex.expand <puzzlespace.families.token_index.TokenIndex.expand>`."""
+        """See :meth:`FrontierSpace.expand <puzzlespace.contracts.FrontierSpace.expand>`."""
         return expand_flip(table, lo, hi, value, blocks, self.radix, self.radix_m, self.radix_s, self.move_orbits,
                            self.digit_change, out)

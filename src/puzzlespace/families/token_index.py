@@ -516,10 +516,7 @@ class TokenIndex:
         return consts, self.sptr, moves, self.need, self.fact, suffix, changes
 
     def expand(self, table, lo: int, hi: int, value: int, blocks, out: np.ndarray) -> tuple[int, int]:
-        """Write neighbours of the frontier states (entry ``value``; ``blocks``: flags that
-        cover them) in ``[lo, hi)`` into ``out``: all of them (the merge drops the reached
-        ones) except those by the moves of :attr:`rank_steps`.
-
-        Returns ``(count, next)``: the marks written, and where to continue (``hi`` when done).
-        """
+        """:meth:`FrontierSpace.expand <puzzlespace.contracts.FrontierSpace.expand>`: all the
+        neighbours (the merge drops the reached ones) except those by the moves of
+        :attr:`rank_steps`."""
         return expand_groups(table, lo, hi, value, blocks, *self.kernel_tables, out)

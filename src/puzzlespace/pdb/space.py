@@ -180,7 +180,8 @@ def neighbour_masks(neighbors: Sequence[Sequence[int]]) -> np.ndarray:
 
 
 class PatternSpace:
-    """The abstract space of one tile group, as a state index for the explore engine.
+    """The abstract space of one tile group, a :class:`~puzzlespace.contracts.FrontierSpace`
+    for the explore engine's layered BFS.
 
     Parameters
     ----------
@@ -202,6 +203,7 @@ class PatternSpace:
         self.placements = perm(n, k)
         self.size = self.placements * (n - k)
         self.group = 1
+        self.rank_steps = None
         self.max_degree = sum(len(a) for a in neighbors)
         self.scheme = "pattern-placement-region/v1"
 
@@ -226,7 +228,7 @@ class PatternSpace:
         return [self.slot(self.goal)]
 
     def expand(self, table, lo: int, hi: int, value: int, blocks, out: np.ndarray) -> tuple[int, int]:
-        """See :meth:`TokenIndex.expand <puzzlespace.families.token_index.TokenIndex.expand>`."""
+        """See :meth:`FrontierSpace.expand <puzzlespace.contracts.FrontierSpace.expand>`."""
         return expand_pattern(table, lo, hi, value, blocks, self.n, self.k, self.nbr, self.max_degree, out)
 
 

@@ -1,2 +1,2 @@
-"""Search algorithms. They know nothing of any family: they see a :class:`~puzzlespace.families.base.Puzzle`
-(moves/apply) or the arrays of a :class:`~puzzlespace.search.ida.TokenSearchProblem`."""
+"""Search algorithms. They know nothing of any family: breadth-first search sees a
+:class:`~puzzlespace.contracts.PuzzleRules`, IDA* an :class:`~puzzlespace.contracts.IDAProblem`."""

@@ -1,4 +1,4 @@
-"""Breadth-first searches over any reversible :class:`~puzzlespace.families.base.Puzzle`.
+"""Breadth-first searches over any :class:`~puzzlespace.contracts.PuzzleRules` (moves are reversible).
 
 These run in Python over hashed state tuples, so they are meant for small spaces and
 short solutions (a bidirectional search meets in the middle). Each takes a ``max_states``
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from ..errors import SearchStopped
-from ..families.base import Puzzle, State
+from ..contracts import PuzzleRules as Puzzle, State
 
 
 @dataclass

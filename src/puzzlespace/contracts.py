@@ -1,0 +1,132 @@
+"""The contracts between puzzlespace's layers, written once.
+
+The algorithms (:mod:`puzzlespace.search`, :mod:`puzzlespace.explore`) know nothing of any
+family: they use a puzzle through :class:`PuzzleRules`, enumerate it through a
+:class:`StateIndex`, and search it through an :class:`IDAProblem`. A family
+(:class:`puzzlespace.families.base.Puzzle` and its subclasses) provides them; a pattern
+database's abstract space (:class:`puzzlespace.pdb.space.PatternSpace`) is a
+:class:`FrontierSpace`. The docs link here rather than restate them.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator, Protocol, Sequence, runtime_checkable
+
+import numpy as np
+
+#: A position: one int per cell (tokens, 0 the blank; or 1 white, 0 black).
+State = tuple[int, ...]
+
+
+@runtime_checkable
+class PuzzleRules(Protocol):
+    """What the algorithms need of a puzzle: its name, goal and moves.
+
+    ``spec`` is the canonical name, ``goal`` the goal position, ``n_cells`` the length of
+    every state. Moves are reversible: every move has a move that undoes it, so searching
+    backwards with :meth:`successors` is sound.
+    """
+
+    spec: str
+    goal: State
+    n_cells: int
+
+    def successors(self, state: State) -> Iterator[tuple[int, State]]:
+        """(move, next state) for every legal move of ``state``."""
+        ...
+
+    def state_index(self) -> "StateIndex":
+        """The family's minimal (or near-minimal) perfect hash of its positions."""
+        ...
+
+    def check(self, state: State):
+        """A verdict with ``solvable`` (bool): whether ``state`` can reach the goal."""
+        ...
+
+    def reachable_count(self) -> int | None:
+        """The number of positions reachable from the goal, where the family knows it."""
+        ...
+
+    def random_position(self, rng: np.random.Generator) -> State:
+        """A uniformly random position that can reach the goal."""
+        ...
+
+
+@runtime_checkable
+class FrontierSpace(Protocol):
+    """A state space the layered BFS (:func:`puzzlespace.explore.engine.layered_bfs`) can
+    walk: states are ranks ``0..size-1`` and a compiled kernel lists a chunk's neighbours.
+
+    Attributes
+    ----------
+    size : int
+        Number of ranks; ranks no search from the start reaches are allowed.
+    group : int
+        Chunk alignment: the engine splits ``[0, size)`` at multiples of ``group * 64``.
+    max_degree : int
+        The most marks one state's expansion may write.
+    rank_steps : (ndarray, ndarray) or None
+        Moves from a rank to the next or previous one, inside a chunk: per rank residue,
+        whether a state has a move to ``rank + 1`` (first array) or ``rank - 1`` (second).
+        :meth:`expand` leaves those moves out and the engine applies them in place as it
+        closes a layer. None when there are none.
+    """
+
+    size: int
+    group: int
+    max_degree: int
+    rank_steps: tuple[np.ndarray, np.ndarray] | None
+
+    def expand(self, table: np.ndarray, lo: int, hi: int, value: int, blocks: np.ndarray,
+               out: np.ndarray) -> tuple[int, int]:
+        """List the neighbours of the frontier states in ranks ``[lo, hi)``.
+
+        ``table`` is the search's 2-bit table (:mod:`puzzlespace.bits`), read only; the
+        frontier's states hold ``value``; ``blocks`` flags (one byte per 2**16 ranks) the
+        blocks that may hold frontier states. Writes the ranks of neighbours into ``out``
+        (every unreached one; reached ones may be listed too) and returns ``(count,
+        next)``: when ``out`` is nearly full it stops early and ``next < hi`` is where to
+        continue. Compiled and free of the GIL, so chunks run in parallel threads.
+        """
+        ...
+
+
+@runtime_checkable
+class StateIndex(FrontierSpace, Protocol):
+    """A puzzle's positions as a :class:`FrontierSpace`: a bijection between states and
+    ranks, what :func:`puzzlespace.explore.explore` and tablebases use.
+
+    ``minimal``: whether the ranks are exactly the positions reachable from the goal.
+    ``scheme``: the rank layout's name and version, written in checkpoints and tablebases.
+    """
+
+    minimal: bool
+    scheme: str
+
+    def rank(self, state: State) -> int:
+        ...
+
+    def unrank(self, rank: int) -> State:
+        ...
+
+
+@runtime_checkable
+class IDAProblem(Protocol):
+    """A problem :func:`puzzlespace.search.ida.ida_star` can search: an admissible bound of
+    a start position, whether the graph is bipartite (then every bound keeps the parity of
+    the true distance, and IDA* steps its threshold by 2), and one depth-first pass."""
+
+    bipartite: bool
+
+    def heuristic(self, state: Sequence[int]) -> int:
+        """A lower bound of the moves from ``state`` to the goal (0 exactly at the goal)."""
+        ...
+
+    def pass_function(self, start: Sequence[int], bound: int, ctl: np.ndarray, path: np.ndarray):
+        """One pass of depth-first search below ``bound`` as a function of no arguments.
+
+        The function returns the search module's status (found, not found, stopped); it
+        reads ``ctl`` for a stop request and writes there the nodes it generated and the
+        smallest bound it pruned; on success ``path`` holds the moves (-1 after the last).
+        """
+        ...
