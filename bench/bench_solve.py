@@ -274,7 +274,7 @@ def main(argv=None) -> int:
     print("  whose wall time is its search time); seconds is always the wall time of the whole case;")
     print("  speed-up = baseline seconds / case seconds, same instance; process rows against the baseline")
     print("  process row where there is one (3x3), else against the in-process baseline;")
-    print("  puzzlespace's lower bound is stronger than Manhattan alone (see search/ida.py of the measured")
+    print("  puzzlespace's lower bound is stronger than Manhattan alone (see families/token_search.py of the measured")
     print("  version), so its node counts are not the baseline's: compare seconds, and nodes/s only as a rate.")
     b4 = next(r for r in rows if r.instance == "4x3" and r.baseline is None)
     a4 = next(r for r in rows if r.instance == "4x3" and r.case.startswith("puzzlespace API"))

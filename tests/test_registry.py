@@ -20,9 +20,13 @@ def _adding_a_family_examples() -> list[str]:
 
 @pytest.fixture
 def clean_registry(monkeypatch):
-    monkeypatch.setattr(registry, "_FAMILIES", dict(registry._FAMILIES))
+    from puzzlespace.families import base
+
     registry.families()
-    return registry
+    saved = dict(base._FAMILIES)
+    yield registry
+    base._FAMILIES.clear()
+    base._FAMILIES.update(saved)
 
 
 def test_the_built_in_families_are_registered():

@@ -200,3 +200,13 @@ class Graph:
                 return False
             lengths.append(length)
         return sorted(lengths) == [2, 3, 3]
+
+
+def pack_graph(neighbors: Sequence[Sequence[int]]) -> np.ndarray:
+    """CSR neighbour lists in one int64 array: ``ptr`` (n+1 entries, offset past themselves)
+    then ``adj``; the neighbours of ``v`` are ``graph[graph[v]:graph[v+1]]``."""
+    n = len(neighbors)
+    ptr = np.zeros(n + 1, dtype=np.int64)
+    ptr[1:] = np.cumsum([len(a) for a in neighbors])
+    adj = np.array([v for a in neighbors for v in a], dtype=np.int64)
+    return np.concatenate([ptr + n + 1, adj])

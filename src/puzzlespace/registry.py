@@ -1,48 +1,29 @@
 """Puzzle names and the families behind them: ``FAMILY:ARGS`` (``sliding:4x3``, ``jump:5:1,3``).
 
-A family registers itself with :func:`register_family` (the built-in ones when
-:mod:`puzzlespace.families` is imported); a family from another package plugs in through
-the entry-point group ``puzzlespace.families``, each entry point naming a :class:`Family`.
-Nothing else (the CLI, the algorithms) needs to know the list.
+A family registers itself with :func:`~puzzlespace.families.base.register_family` (the
+built-in ones when :mod:`puzzlespace.families` is imported); a family from another
+package plugs in through the entry-point group ``puzzlespace.families``, each entry point
+naming a :class:`~puzzlespace.families.base.Family`. Nothing else (the CLI, the
+algorithms) needs to know the list.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from .errors import PuzzleError
+from .families.base import _FAMILIES, Family, register_family
 
 if TYPE_CHECKING:  # pragma: no cover
     from .families.base import Puzzle
+
+__all__ = ["ENTRY_POINTS", "Family", "families", "load_puzzle", "register_family", "syntax"]
 
 #: The entry-point group through which other packages add families.
 ENTRY_POINTS = "puzzlespace.families"
 
 
-@dataclass(frozen=True)
-class Family:
-    """A puzzle family as names refer to it.
-
-    ``name`` is the prefix before the colon; ``syntax`` shows a user how to write one
-    (``"jump:N[:D1,D2,...]"``); ``load(args)`` makes the puzzle from the text after the
-    colon (raising PuzzleError on bad text); ``bare(name)``, if given, says whether a name
-    without a prefix (``"4x3"``) belongs to this family.
-    """
-
-    name: str
-    syntax: str
-    load: Callable[[str], "Puzzle"]
-    bare: Callable[[str], bool] | None = None
-
-
-_FAMILIES: dict[str, Family] = {}
 _LOADED = [False]
-
-
-def register_family(family: Family) -> None:
-    """Make ``family`` known to :func:`load_puzzle` (a later family of the same name replaces it)."""
-    _FAMILIES[family.name.lower()] = family
 
 
 def families() -> list[Family]:

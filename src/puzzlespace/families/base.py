@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Iterator, Sequence
+from typing import Callable, Iterator, Sequence
 
 from ..contracts import State
 from ..errors import PuzzleError
@@ -137,3 +137,28 @@ class Puzzle(ABC):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.spec} goal={self.format_position(self.goal)}>"
+
+
+@dataclass(frozen=True)
+class Family:
+    """A puzzle family as names refer to it.
+
+    ``name`` is the prefix before the colon; ``syntax`` shows a user how to write one
+    (``"jump:N[:D1,D2,...]"``); ``load(args)`` makes the puzzle from the text after the
+    colon (raising PuzzleError on bad text); ``bare(name)``, if given, says whether a name
+    without a prefix (``"4x3"``) belongs to this family.
+    """
+
+    name: str
+    syntax: str
+    load: Callable[[str], "Puzzle"]
+    bare: Callable[[str], bool] | None = None
+
+
+_FAMILIES: dict[str, Family] = {}
+
+
+def register_family(family: Family) -> None:
+    """Make ``family`` known to :func:`puzzlespace.registry.load_puzzle` (a later family of
+    the same name replaces it)."""
+    _FAMILIES[family.name.lower()] = family

@@ -25,8 +25,7 @@ from typing import Sequence
 
 from ..errors import PuzzleError
 from ..positions import board_size, split_rows
-from ..registry import Family, register_family
-from .base import Puzzle, State, Verdict
+from .base import Family, Puzzle, State, Verdict, register_family
 
 MAX_CELLS = 400
 _SYMBOLS = {"W": 1, "B": 0, "1": 1, "0": 0}

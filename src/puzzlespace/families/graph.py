@@ -23,8 +23,7 @@ from typing import Any, Sequence
 from ..errors import PuzzleError
 from ..graphs import Graph
 from ..positions import check_arrangement
-from ..registry import Family, register_family
-from .base import State
+from .base import Family, State, register_family
 from .tokens import TokenPuzzle
 
 if sys.version_info >= (3, 11):

@@ -12,8 +12,7 @@ from typing import Sequence
 
 from ..errors import PuzzleError
 from ..graphs import Graph
-from ..registry import Family, register_family
-from .base import State
+from .base import Family, State, register_family
 from .tokens import TokenPuzzle
 
 MAX_PIECES = 200

@@ -11,8 +11,7 @@ from typing import Sequence
 from ..errors import PuzzleError
 from ..graphs import Graph
 from ..positions import board_size, check_arrangement, check_row_lengths, is_board_size, parse_numbers
-from ..registry import Family, register_family
-from .base import State
+from .base import Family, State, register_family
 from .tokens import TokenPuzzle
 
 MAX_CELLS = 400

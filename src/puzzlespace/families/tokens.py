@@ -229,7 +229,7 @@ class TokenPuzzle(Puzzle):
         """Partitions of the nodes (block id per node) for the walking-distance bound.
 
         None by default. A family offers them where no edge crosses blocks in two of them
-        and the abstract spaces stay small (see :mod:`puzzlespace.search.walking`).
+        and the abstract spaces stay small (see :mod:`puzzlespace.families.walking`).
         """
         return []
 
@@ -264,7 +264,7 @@ class TokenPuzzle(Puzzle):
         end after it (SearchStopped).
         """
         if heuristic not in self._problems:
-            from ..search.ida import TokenSearchProblem
+            from .token_search import TokenSearchProblem
 
             if heuristic not in CLASSIC_HEURISTICS:
                 raise PuzzleError(f"unknown heuristic {heuristic!r}: choose one of {', '.join(CLASSIC_HEURISTICS)} "

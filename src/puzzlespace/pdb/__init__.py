@@ -4,5 +4,5 @@
   explore engine), minimal k-of-n placement ranks;
 - :mod:`.store`: the database files in the cache (header, checksum, 4/8-bit entries);
 - :mod:`.heuristic`: ``pdb:...`` names, default partitions, symmetry views, and the
-  search problem for :mod:`puzzlespace.search.pattern_ida`.
+  search problem for :mod:`puzzlespace.pdb.search`.
 """

@@ -149,14 +149,14 @@ def pattern_plan(puzzle, heuristic: str, *, cache_dir: str | Path | None = None,
 def pattern_problem(puzzle, heuristic: str, *, cache_dir: str | Path | None = None, threads: int | None = None,
                     max_memory: int | None = None, progress=None, notify: Callable[[str], None] | None = None,
                     rebuild: bool = False, stop: Callable[[], None] | None = None, plan: PatternPlan | None = None):
-    """The :class:`~puzzlespace.search.pattern_ida.PatternSearchProblem` of ``puzzle`` for a
+    """The :class:`~puzzlespace.pdb.search.PatternSearchProblem` of ``puzzle`` for a
     ``pdb:`` heuristic, its databases read from the cache or built there.
 
     ``plan``: the :func:`pattern_plan` already made. ``progress(entries built, entries to
     build)`` follows all the builds together; ``stop`` and ``notify`` are passed to
     :func:`~puzzlespace.pdb.store.obtain`.
     """
-    from ..search.pattern_ida import PatternSearchProblem
+    from .search import PatternSearchProblem
 
     plan = plan or pattern_plan(puzzle, heuristic, cache_dir=cache_dir, threads=threads, rebuild=rebuild)
     pdb = np.empty(sum(s.placements for s in plan.spaces), dtype=np.uint8)  # all tables, read in place

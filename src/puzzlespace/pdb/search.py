@@ -12,7 +12,7 @@ up on the reflected position give a second admissible sum, and the larger one is
 
 Incremental: a move changes one tile's node, so in each view only that tile's group is
 ranked again (:func:`~puzzlespace.pdb.space.rank_cells`, O(group size)) and looked up.
-The depth-first pass is compiled and GIL-free like the one of :mod:`puzzlespace.search.ida`
+The depth-first pass is compiled and GIL-free like the one of :mod:`puzzlespace.families.token_search`
 and shares its driver (:func:`~puzzlespace.search.ida.ida_star`), but iterates over an
 explicit stack instead of recursing (one call per pass; measured about 3x faster than a
 recursive version with this many arrays). No Python object per node; memory: the tables
@@ -28,8 +28,9 @@ from typing import Sequence
 import numba as nb
 import numpy as np
 
-from ..pdb.space import rank_cells
-from .ida import _FOUND, _MIN_F, _NODES, _NOT_FOUND, _STOP, _STOPPED, pack_graph
+from ..graphs import pack_graph
+from ..search.ida import FOUND, MIN_F, NODES, NOT_FOUND, STOP, STOPPED
+from .space import rank_cells
 
 
 @dataclass
@@ -39,7 +40,7 @@ class PatternSearchProblem:
     Attributes
     ----------
     graph : int64 array
-        Packed CSR graph (see :func:`~puzzlespace.search.ida.pack_graph`).
+        Packed CSR graph (see :func:`~puzzlespace.graphs.pack_graph`).
     dist : int16 array (n, n)
         ``dist[t, v]``: moves token ``t`` needs from node ``v`` to its goal (0 for the blank).
     group_len, pdb_off : int64 arrays (G,)
@@ -180,7 +181,7 @@ def _place(t, node, pos, vals, sums, undo, g, pdb, pdb_off, group_len, tile_grou
 @nb.njit(cache=True, nogil=True)
 def _dfs(tiles, blank, md, bound, parity, graph, dist, pos, vals, sums, undo, pdb, pdb_off, group_len,
          tile_group, tile_slot, view_tile, view_cell, width, ctl, path):
-    """One depth-first pass below ``bound``; returns _FOUND, _NOT_FOUND or _STOPPED.
+    """One depth-first pass below ``bound``; returns FOUND, NOT_FOUND or STOPPED.
 
     Iterative (an explicit stack of the blank's node, the edge to try next and the
     distance sum per depth), so a pass is one call whatever its depth. ``pos``,
@@ -188,7 +189,7 @@ def _dfs(tiles, blank, md, bound, parity, graph, dist, pos, vals, sums, undo, pd
     sums (see :class:`PatternSearchProblem`); ``undo[d]`` keeps the values the move at
     depth ``d`` replaced. ``parity`` is 1 on bipartite graphs: there every move changes
     the distance sum by one, so the true distance has its parity and ``h`` is raised to
-    it. On _FOUND, ``path`` holds the nodes the blank moves to. The stop flag is read
+    it. On FOUND, ``path`` holds the nodes the blank moves to. The stop flag is read
     every 4,096 nodes.
     """
     n = tiles.shape[0]
@@ -218,9 +219,9 @@ def _dfs(tiles, blank, md, bound, parity, graph, dist, pos, vals, sums, undo, pd
             continue
         t = tiles[nxt]
         generated += 1
-        if generated & 4095 == 0 and ctl[_STOP] != 0:
-            ctl[_NODES] += generated
-            return _STOPPED
+        if generated & 4095 == 0 and ctl[STOP] != 0:
+            ctl[NODES] += generated
+            return STOPPED
         md2 = mds[d] + dist[t, b] - dist[t, nxt]
         h = _place(t, b, pos, vals, sums, undo, d, pdb, pdb_off, group_len, tile_group, tile_slot,
                    view_tile, view_cell, width, n)
@@ -229,23 +230,23 @@ def _dfs(tiles, blank, md, bound, parity, graph, dist, pos, vals, sums, undo, pd
         h += (h - md2) & parity
         f = d + 1 + h
         if f > bound:
-            if f < ctl[_MIN_F]:
-                ctl[_MIN_F] = f
+            if f < ctl[MIN_F]:
+                ctl[MIN_F] = f
             _unplace(t, nxt, pos, vals, sums, undo, d, group_len, tile_group, tile_slot, view_tile, view_cell,
                      width)
         elif md2 == 0:
             for j in range(d):
                 path[j] = at[j + 1]
             path[d] = nxt
-            ctl[_NODES] += generated
-            return _FOUND
+            ctl[NODES] += generated
+            return FOUND
         else:
             tiles[b] = t
             tiles[nxt] = 0
             d += 1
             at[d], edge[d], mds[d] = nxt, graph[nxt], md2
-    ctl[_NODES] += generated
-    return _NOT_FOUND
+    ctl[NODES] += generated
+    return NOT_FOUND
 
 
 @nb.njit(cache=True, nogil=True, inline="always")
