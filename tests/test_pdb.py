@@ -13,9 +13,10 @@ import puzzlespace as ps
 from puzzlespace.errors import PuzzleError
 from puzzlespace.pdb import store
 from puzzlespace.pdb.heuristic import default_pdb, parse_groups, pattern_problem, views
-from puzzlespace.pdb.space import (PatternSpace, pattern_distances, pattern_distances_reference, rank_cells,
+from puzzlespace.pdb.space import (PatternSpace, pattern_distances, rank_cells,
                                    unrank_cells)
 from puzzlespace.solver import search_problem_for
+from reference import pattern_distances_reference
 from test_search import random_solvable
 
 SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -172,7 +172,7 @@ def next_in_layer(words, i, hi, pat, blocks):
     and whole blocks whose flag is clear. The walk of the flip and pattern kernels. The
     token kernel, whose per-state work is small, writes the walk out instead: numba
     counts references to an array passed to a helper with a loop, atomically, on every
-    call, which doubles the cost of the walk (3.5 against 8 ns per state).
+    call.
     """
     if i >= hi:
         return hi
@@ -194,13 +194,10 @@ def merge_marks(table, marks, count, value, blocks):
     blocks in ``blocks``.
 
     Returns the number of states newly set (duplicates in ``marks`` count once). No branch
-    on the entry: about half the marks are already reached, a branch on it would be
-    mispredicted half the time (measured: 2 against 5.4 ns per mark). The entry of the mark
-    ``MERGE_PREFETCH`` places ahead is prefetched: where marks land far apart in a table
-    much larger than the cache, more of them are then fetched at once. Against no prefetch
-    and against 16 places ahead: random marks into an 8 GiB table 24 against 38 ns per
-    mark (16 ahead); a 6x2 layer 2.8 against 8.5 and 5.8 ns per mark (128 ahead; 64: 3.5,
-    256: 2.7); random marks into a 4 GiB table 22.3 against 25.5 (16 ahead).
+    on the entry: about half the marks are already reached, so a branch on it would be
+    mispredicted half the time. The entry of the mark ``MERGE_PREFETCH`` places ahead is
+    prefetched: where marks land far apart in a table much larger than the cache, more of
+    them are then fetched at once.
     """
     added = 0
     for j in range(count):
@@ -250,9 +247,8 @@ def close_and_step(table, lo, hi, value, blocks, new, following, up, down, close
     the states of ``value``.
 
     Block by block, in two loops over plain slices that the compiler turns into vector
-    instructions (4x3 and 6x2 layers: 10-11 ms against 33-45 ms for a word-at-a-time
-    loop with branches): the matching entries and their steps up and down, then every
-    word's targets (its own, and those carried in from the words either side).
+    instructions (no branch per word): the matching entries and their steps up and down,
+    then every word's targets (its own, and those carried in from the words either side).
     """
     words = table.view(np.uint64)
     pat = pattern(value)

@@ -14,14 +14,15 @@ import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator, Optional
+from typing import Iterator, Optional
 
 import click
 from rich.console import Console
 from rich.table import Table
 
 from ._version import __version__
-from .cliparse import (EXIT_INTERRUPTED, EXIT_OK, EXIT_STOPPED, EXIT_UNSOLVABLE, EXIT_USAGE, Count, Group, Seconds)
+from .cliparse import (EXIT_INTERRUPTED, EXIT_OK, EXIT_STOPPED, EXIT_UNSOLVABLE, EXIT_USAGE, Count, FilePath, Group,
+                       Seconds)
 from .errors import PuzzleError, SearchStopped, Undecided, Unsolvable
 from .families.base import Puzzle
 from .registry import load_puzzle, syntax as puzzle_syntax
@@ -36,13 +37,14 @@ POSITION_HELP = ("POSITION", "cells row-major, 0 the blank: '8 6 7/2 5 4/3 0 1',
 HEURISTIC_HELP = ("IDA*'s bound: auto, manhattan, linear-conflict, walking, or pattern databases "
                   "pdb:SIZES (pdb:7-8, pdb:6-6-3) or pdb:TILES/TILES (pdb:1,2,3/4,5,6)")
 SECONDS = Seconds()
+PATH = FilePath()
 
 puzzle_argument = click.argument("puzzle", metavar="PUZZLE")
 position_argument = click.argument("position", metavar="POSITION")
 goal_option = click.option("--goal", metavar="POSITION", help="the goal (default: the family's)")
 json_option = click.option("--json", "as_json", is_flag=True, help="print one JSON object on stdout")
 heuristic_option = click.option("--heuristic", metavar="NAME", default="auto", help=HEURISTIC_HELP)
-cache_option = click.option("--cache-dir", type=click.Path(path_type=Path), metavar="DIR",
+cache_option = click.option("--cache-dir", type=PATH, metavar="DIR",
                             help="where pattern databases and tablebases are kept "
                                  "(default: $PUZZLESPACE_CACHE, else ~/.cache/puzzlespace)")
 threads_option = click.option("--threads", type=Count(1), metavar="N", help="worker threads (default: all cores)")
@@ -155,7 +157,7 @@ def check(puzzle: str, position: str, goal: Optional[str], explain: bool, as_jso
 @click.option("--time-limit", type=SECONDS, metavar="SECONDS",
               help="stop after this long, counting any pattern-database build; a build estimated to take "
                    "longer is refused up front")
-@click.option("--table", type=click.Path(path_type=Path), metavar="FILE",
+@click.option("--table", type=PATH, metavar="FILE",
               help="read the solution from this tablebase (default with --method table: the cached one)")
 @click.option("--quiet", "-q", is_flag=True, help="the moves only, no boards")
 @json_option
@@ -367,20 +369,20 @@ def _tablebase(path: Path, puzzle: Puzzle):
     "puzzlespace explore flip:5x5 --plot depths.png"])
 @puzzle_argument
 @goal_option
-@click.option("--out", "out_dir", type=click.Path(path_type=Path), metavar="DIR",
+@click.option("--out", "out_dir", type=PATH, metavar="DIR",
               help="write a checkpoint to DIR after every layer")
 @click.option("--resume", is_flag=True, help="continue from the checkpoint in --out")
-@click.option("--save", metavar="FILE", help="write a tablebase to FILE ('cache': where solve and distance find it)")
+@click.option("--save", type=PATH, metavar="FILE", help="write a tablebase to FILE ('cache': where solve and distance find it)")
 @threads_option
 @click.option("--max-memory", metavar="SIZE", help="refuse to run above this much memory (e.g. 2G)")
 @click.option("--antipodes", type=Count(0), default=100, metavar="K", help="list at most K antipodes (default 100)")
-@click.option("--plot", type=click.Path(path_type=Path), metavar="FILE",
+@click.option("--plot", type=PATH, metavar="FILE",
               help="draw the depth distribution to a PNG or SVG file (needs the plot extra: "
                    "pip install 'puzzlespace[plot]')")
 @click.option("--progress", "show_progress", is_flag=True, help="progress on stderr even with --json")
 @click.option("--force", is_flag=True, help="let --out replace the checkpoint of another puzzle or goal")
 @json_option
-def explore(puzzle: str, goal: Optional[str], out_dir: Optional[Path], resume: bool, save: Optional[str],
+def explore(puzzle: str, goal: Optional[str], out_dir: Optional[Path], resume: bool, save: Optional[Path],
             threads: Optional[int], max_memory: Optional[str], antipodes: int, plot: Optional[Path],
             show_progress: bool, force: bool, as_json: bool) -> None:
     """Visit every position reachable from the goal: counts per depth, God's number, antipodes."""
@@ -422,7 +424,7 @@ def explore(puzzle: str, goal: Optional[str], out_dir: Optional[Path], resume: b
     _print_exploration(p, result)
 
 
-def _saved_layer(out_dir: Optional[Path], puzzle: str, goal: Optional[str], save: Optional[str],
+def _saved_layer(out_dir: Optional[Path], puzzle: str, goal: Optional[str], save: Optional[Path],
                  threads: Optional[int], max_memory: Optional[str]) -> str:
     """What an interrupted exploration kept, and the command that continues it."""
     from .explore.checkpoint import read_manifest
@@ -433,17 +435,17 @@ def _saved_layer(out_dir: Optional[Path], puzzle: str, goal: Optional[str], save
         depth = int(read_manifest(out_dir, "")["depth"])
     except (PuzzleError, KeyError, TypeError, ValueError):
         return f"no layer was saved in {str(out_dir)!r}"
-    again = _command_line("explore", puzzle, goal=goal, out=str(out_dir), save=save,
+    again = _command_line("explore", puzzle, goal=goal, out=str(out_dir), save=None if save is None else str(save),
                           threads=None if threads is None else str(threads), max_memory=max_memory)
     return f"layer {depth} is saved in {str(out_dir)!r}; continue with: {again} --resume"
 
 
-def _save_path(p: Puzzle, save: str) -> Path:
+def _save_path(p: Puzzle, save: Path) -> Path:
     """Where ``--save`` writes, checked before the run: a file path with room for the tablebase."""
     from .cache import tablebase_path
     from .resources import free_disk, human
 
-    path = tablebase_path(p) if save == "cache" else Path(save)
+    path = tablebase_path(p) if str(save) == "cache" else save
     if path.is_dir():
         raise PuzzleError(f"--save {str(path)!r} is a directory; give a file name such as {str(path / 't.pstb')!r}")
     parent = path.parent
@@ -549,7 +551,7 @@ def _plot_depths(result, path: Path) -> None:
 @puzzle_argument
 @position_argument
 @goal_option
-@click.option("--table", type=click.Path(path_type=Path), metavar="FILE",
+@click.option("--table", type=PATH, metavar="FILE",
               help="the puzzle's tablebase (default: the one 'explore --save cache' keeps)")
 @json_option
 @cache_option
@@ -584,7 +586,7 @@ def distance(puzzle: str, position: str, goal: Optional[str], table: Optional[Pa
 @puzzle_argument
 @click.option("--count", type=Count(1), default=1, metavar="N", help="how many distinct positions (default 1)")
 @click.option("--depth", type=Count(0), metavar="D", help="exactly D moves from the goal")
-@click.option("--table", type=click.Path(path_type=Path), metavar="FILE",
+@click.option("--table", type=PATH, metavar="FILE",
               help="a tablebase, to draw at a depth without a new search (default: the cached one)")
 @goal_option
 @click.option("--seed", type=Count(0), metavar="N", help="random seed, for repeatable output")
@@ -753,19 +755,19 @@ def pdb_verify(cache_dir: Optional[Path]) -> None:
                        "puzzlespace batch 4x4 examples/korf100.txt --goal '0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15' "
                        "-o r.csv"])
 @puzzle_argument
-@click.argument("file", metavar="FILE")
+@click.argument("file", metavar="FILE", type=PATH)
 @goal_option
 @method_option
 @heuristic_option
 @click.option("--format", "fmt", type=click.Choice(["csv", "jsonl"]), default="csv", metavar="FORMAT",
               help="csv (a header, then a row per position; the default) or jsonl (a JSON object per line)")
-@click.option("--output", "-o", type=click.Path(path_type=Path), metavar="FILE",
+@click.option("--output", "-o", type=PATH, metavar="FILE",
               help="write the results to FILE (default: stdout)")
 @threads_option
 @click.option("--time-limit", type=SECONDS, metavar="SECONDS", help="give up on a position after this long")
 @click.option("--strict", is_flag=True, help="refuse the whole file if any line is not a position (solve none)")
 @cache_option
-def batch(puzzle: str, file: str, goal: Optional[str], method: str, heuristic: str, fmt: str,
+def batch(puzzle: str, file: Path, goal: Optional[str], method: str, heuristic: str, fmt: str,
           output: Optional[Path], threads: Optional[int], time_limit: Optional[float], strict: bool,
           cache_dir: Optional[Path]) -> None:
     """Solve every position in FILE optimally: one result per line, the totals on stderr.
@@ -781,13 +783,13 @@ def batch(puzzle: str, file: str, goal: Optional[str], method: str, heuristic: s
         _use_cache(cache_dir)
         p = load_puzzle(puzzle, goal)
         try:
-            lines = (sys.stdin.buffer.read() if file == "-" else Path(file).read_bytes()).splitlines()
+            lines = (sys.stdin.buffer.read() if str(file) == "-" else file.read_bytes()).splitlines()
         except OSError as exc:
-            raise PuzzleError(f"cannot read {file!r}: {exc.strerror or exc}") from None
+            raise PuzzleError(f"cannot read {str(file)!r}: {exc.strerror or exc}") from None
         entries = read_entries(p, lines)
         bad = [problem for _, _, problem in entries if problem]
         if not entries:
-            raise PuzzleError(f"{file!r} holds no positions")
+            raise PuzzleError(f"{str(file)!r} holds no positions")
         if bad and strict:
             raise PuzzleError(f"{bad[0]} ({len(bad)} bad line{'s' if len(bad) > 1 else ''}; --strict solves none)")
         items = [(ident, state) for ident, state, problem in entries if not problem]

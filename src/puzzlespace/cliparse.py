@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import math
 import sys
+from pathlib import Path
 
 import click
 
@@ -134,6 +135,18 @@ class Seconds(click.ParamType):
         if not math.isfinite(seconds) or seconds < 0:
             self.fail(f"{value!r} is not a number of seconds (0 or more)", param, ctx)
         return seconds
+
+
+class FilePath(click.ParamType):
+    """A path given on the command line, as a :class:`pathlib.Path` (no NUL characters)."""
+
+    name = "path"
+
+    def convert(self, value, param, ctx):
+        text = str(value)
+        if "\x00" in text or not text:
+            self.fail(f"{text!r} is not a path", param, ctx)
+        return Path(text)
 
 
 class Count(click.ParamType):

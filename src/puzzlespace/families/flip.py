@@ -1,4 +1,4 @@
-"""Flip puzzles ``flip:WxH`` (seed 004, 裏表パズル): two-sided cells, white or black.
+"""Flip puzzles ``flip:WxH`` (ura-omote, 裏表パズル): two-sided cells, white or black.
 
 A move turns one row or one column over: the order of its cells is reversed and every
 cell of it shows its other side. The default goal is all white.
@@ -6,13 +6,13 @@ cell of it shows its other side. The default goal is all white.
 State: a tuple with 1 (white, ``W``) or 0 (black, ``B``) per cell, row-major.
 Move: ``0..H-1`` turns row ``r``; ``H + c`` turns column ``c``.
 
-Invariants (seed 004, generalised here to every WxH and every goal): the cells fall into
+Invariants (for every WxH and every goal): the cells fall into
 *orbits* {(r,c), (r,W-1-c), (H-1-r,c), (H-1-r,W-1-c)}. Write a 4-cell orbit's pattern
 as ``a b / d e`` (its cells in row-major order). Every move swaps two of its cells that
 lie on different diagonals and turns both over, so the *diagonal balance*
 ``(a + e) - (b + d)`` (white cells on the main diagonal minus those on the other) never
 changes. It splits the 16 patterns into classes of 1, 4, 6, 4 and 1 (balance -2..2;
-the all-white pattern has balance 0, seed 004's 6), and each class is one orbit. Orbits
+the all-white pattern has balance 0 and lies in the class of 6), and each class is one orbit. Orbits
 of 2 or 1 cells, on the middle row or column, turn freely. A position is reachable
 exactly when every 4-cell orbit has its goal pattern's balance (tests confirm this
 against exhaustive search on every small board and many goals).

@@ -90,28 +90,6 @@ def expand_flip(table, lo, hi, value, blocks, radix, radix_m, radix_s, move_orbi
     return count, hi
 
 
-@nb.njit(cache=True, nogil=True)
-def expand_flip_reference(table, lo, hi, value, orbit_cells, orbit_len, pat2dig, dig2pat, radix, mult,
-                          src, flip, out):
-    """Reference for :func:`expand_flip`: applies each move to the whole board and ranks it afresh."""
-    n = src.shape[1]
-    cells = np.empty(n, dtype=np.int64)
-    moved = np.empty(n, dtype=np.int64)
-    count = 0
-    for i in range(lo, hi):
-        if get2(table, i) != value:
-            continue
-        _unrank(i, orbit_cells, orbit_len, dig2pat, radix, cells)
-        for m in range(src.shape[0]):
-            for c in range(n):
-                moved[c] = cells[src[m, c]] ^ flip[m, c]
-            j = _rank(moved, orbit_cells, orbit_len, pat2dig, mult)
-            if get2(table, j) == 3:
-                out[count] = j
-                count += 1
-    return count
-
-
 class FlipIndex:
     """Rank/unrank of a flip puzzle's reachable positions (see the module docstring)."""
 

@@ -41,7 +41,7 @@ def _read(path: Path) -> dict[str, Any]:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise PuzzleError(f"graph file {str(path)!r} does not exist") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, ValueError) as exc:  # ValueError: a NUL in the name
         raise PuzzleError(f"graph file {str(path)!r} cannot be read: {exc}") from None
     kind = "JSON" if path.suffix.lower() == ".json" else "TOML"
     if len(text) > MAX_FILE_CHARS:

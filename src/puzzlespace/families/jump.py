@@ -1,4 +1,4 @@
-"""Line-jump puzzles (seed 002): N pieces and one empty cell on a line of N+1 cells.
+"""Line-jump puzzles: N pieces and one empty cell on a line of N+1 cells.
 
 A piece moves into the empty cell from any distance in the allowed set (default {1, 2}:
 step, or jump over one piece). It is the token puzzle on the graph joining cells ``i``

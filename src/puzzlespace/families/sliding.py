@@ -17,11 +17,10 @@ from .tokens import TokenPuzzle
 MAX_CELLS = 400
 #: Default pattern-database partitions, as goal cells, for the blank home in the top-left
 #: corner (mirrored for the other corners). 4x4, 6-6-3: the left two columns' top three
-#: rows and cell 12, the right two columns' top three rows, the rest of the bottom row; on
-#: Korf's 100 (with reflection) 40.6 M nodes in all against 89.8 M for row-major
-#: ``pdb:6-6-3`` and 249 M for 2x3 blocks across the top. 5x5, 6-6-6-6: four compact
-#: blocks; on three 72-76-move instances 46 M nodes in all against 3.06 G for row-major
-#: ``pdb:6-6-6-6`` (bench/korf100.py, bench/puzzle24.py, docs/benchmarks.md).
+#: rows and cell 12, the right two columns' top three rows, the rest of the bottom row.
+#: 5x5, 6-6-6-6: four compact blocks. Compact blocks keep tiles that interact in one
+#: group, so each lookup counts more of their moves than row-major groups do (the node
+#: counts are in docs/benchmarks.md).
 CORNER_BLOCKS = {
     4: ([1, 4, 5, 8, 9, 12], [2, 3, 6, 7, 10, 11], [13, 14, 15]),
     5: ([1, 2, 5, 6, 7, 12], [3, 4, 8, 9, 13, 14], [10, 11, 15, 16, 20, 21], [17, 18, 19, 22, 23, 24]),
@@ -78,7 +77,7 @@ class SlidingPuzzle(TokenPuzzle):
         )
 
     def move_notations(self, path: Sequence[State], moves: Sequence[int]) -> dict[str, list]:
-        """``tiles`` (tile moved, the seeds' convention) and ``directions`` (the blank's way)."""
+        """``tiles`` (the tile moved) and ``directions`` (the way the blank moves)."""
         notes = super().move_notations(path, moves)
         names = {-self.width: "U", self.width: "D", -1: "L", 1: "R"}
         notes["directions"] = [names[m - path[i].index(0)] for i, m in enumerate(moves)]
@@ -116,7 +115,8 @@ class SlidingPuzzle(TokenPuzzle):
 
     def default_heuristic(self) -> str:
         """Up to 9 cells the classic ``walking`` bound; larger boards pattern databases
-        while their tables stay below about 600 MB (beyond that ``linear-conflict``):
+        while their tables total at most :data:`~puzzlespace.pdb.heuristic.DEFAULT_MAX_ENTRIES`
+        entries (beyond that ``linear-conflict``):
         on 4x4 and 5x5 with the blank's goal in a corner the blocks of
         :data:`CORNER_BLOCKS`, else ``pdb:SIZES`` (4x3: ``pdb:6-5``, 4x4: ``pdb:6-6-3``,
         5x5: ``pdb:6-6-6-6``)."""

@@ -29,7 +29,7 @@ from math import factorial
 import numba as nb
 import numpy as np
 
-from ..bits import BLOCK_BITS, UNSEEN, get2, lowest_bit, match_word, pattern
+from ..bits import BLOCK_BITS, lowest_bit, match_word, pattern
 from ..fastdiv import divisor, mul_shift
 from .base import State
 
@@ -108,29 +108,6 @@ def _unrank_cells(i, n, bipartite, need, fact, cells):
         else:
             cells[v] = seq[k] + 1
             k += 1
-
-
-@nb.njit(cache=True, nogil=True)
-def expand_groups_reference(table, lo, hi, value, n, ptr, adj, bipartite, need, fact, out, only_unseen):
-    """Reference for :func:`expand_groups`: unranks every frontier position and ranks every
-    neighbour from scratch (O(n^2) each); lists the UNSEEN neighbours, or all of them.
-    Kept for the tests, which compare the two."""
-    cells = np.empty(n, dtype=np.int64)
-    count = 0
-    for i in range(lo, hi):
-        if get2(table, i) != value:
-            continue
-        _unrank_cells(i, n, bipartite, need, fact, cells)
-        b = i % n
-        for e in range(ptr[b], ptr[b + 1]):
-            u = adj[e]
-            cells[b], cells[u] = cells[u], 0
-            j = _rank_cells(cells, n, bipartite, fact)
-            if not only_unseen or get2(table, j) == UNSEEN:
-                out[count] = j
-                count += 1
-            cells[u], cells[b] = cells[b], 0
-    return count
 
 
 @nb.njit(cache=True, nogil=True, inline="always")
@@ -271,8 +248,8 @@ def expand_groups(table, lo, hi, value, blocks, consts, sptr, moves, need, fact,
                     rank += odd
                     off2 += odd
                 for e in range(sptr[b], sptr[b + 1]):
-                    # the window's suffix digits, off2 // F; the products stay below 2**63, so a
-                    # 64-bit multiply (fastdiv's 128-bit mul_shift here: 17.5 against 15.4 ns per state)
+                    # the window's suffix digits, off2 // F; the products stay below 2**63 (move_table
+                    # checks it), so a 64-bit multiply is exact and cheaper than fastdiv's 128-bit one
                     q = (off2 * moves[e, _QM]) >> moves[e, _QS]
                     at = moves[e, _AT]
                     if at >= 0:  # read the change from the window's table
@@ -496,9 +473,8 @@ class TokenIndex:
         changes)``. ``consts`` = (n, m = n - 1, ranks per group of sequences ``step``,
         prefix digits ``k``, ``divisor(n)`` as two numbers, groups per block =
         ``len(suffix)``); ``moves``/``changes``: :func:`move_table`; ``suffix``:
-        :func:`suffix_table` of the ``m - k`` suffix digits. 6x2: 4.6 MB of rank-change
-        tables and 80 kB of suffix, built in about 30 ms, once (threads that ask at the
-        same time wait for it)."""
+        :func:`suffix_table` of the ``m - k`` suffix digits. Built once (threads that ask at
+        the same time wait for it)."""
         if self._kernel is None:
             with self._kernel_lock:
                 if self._kernel is None:

@@ -34,7 +34,7 @@ import numpy as np
 
 from ..errors import PuzzleError, SearchStopped
 from ..graphs import pack_graph
-from ..search.ida import BIG, EXTRA, FOUND, MIN_F, NODES, NOT_FOUND, STOP, STOPPED
+from ..search.ida import EXTRA, FOUND, MIN_F, NODES, NOT_FOUND, STOP, STOPPED
 from .walking import build_walking_table
 
 #: Longest conflict line scored by table lookup; longer lines are left out of the bound

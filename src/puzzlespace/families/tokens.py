@@ -85,7 +85,7 @@ class TokenPuzzle(Puzzle):
         return tuple(s)
 
     def move_notations(self, path: Sequence[State], moves: Sequence[int]) -> dict[str, list]:
-        """``tiles``: the token moved at each step (the seeds' convention)."""
+        """``tiles``: the token moved at each step."""
         return {"tiles": [path[i][m] for i, m in enumerate(moves)]}
 
     # ----- solvability ------------------------------------------------------------------

@@ -7,8 +7,8 @@ state; a move across blocks moves the blank to a neighbouring block and one toke
 other way. The abstract distance to the goal (counting only moves across blocks)
 therefore never exceeds the number of such moves in a real solution. For several
 partitions such that no edge crosses blocks in two of them (rows and columns), the
-distances add up to a lower bound of the whole solution (Takahashi's walking distance
-for the 15-puzzle, seed 003).
+distances add up to a lower bound of the whole solution (K. Takahashi's walking
+distance for the 15-puzzle).
 
 The abstract space is enumerated once by BFS here (plain Python over small tuples, so a
 family should offer partitions only where that space is small: thousands of states, not

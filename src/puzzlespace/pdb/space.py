@@ -27,7 +27,6 @@ Masks are 64-bit, so graphs of at most 64 nodes.
 
 from __future__ import annotations
 
-from collections import deque
 from math import perm
 from typing import Sequence
 
@@ -259,32 +258,3 @@ def pattern_distances(space: PatternSpace, *, threads: int | None = None, max_me
                 progress=progress, extra_memory=pdb.nbytes, resume=state,
                 after_layer=after_layer and (lambda st: after_layer(st, pdb)))
     return pdb
-
-
-def pattern_distances_reference(neighbors: Sequence[Sequence[int]], goal: Sequence[int],
-                                tiles: Sequence[int]) -> dict[tuple[int, ...], int]:
-    """Reference for :func:`pattern_distances`: 0-1 BFS over (group nodes, blank node).
-
-    Plain Python, for small graphs: maps each placement (group nodes in group order) to
-    the fewest moves of group tiles, the other tiles moving for free.
-    """
-    where = {t: v for v, t in enumerate(goal)}
-    start = (tuple(where[t] for t in tiles), where[0])
-    best = {start: 0}
-    queue = deque([start])
-    while queue:
-        state = queue.popleft()
-        cells, blank = state
-        d = best[state]
-        for x in neighbors[blank]:
-            if x in cells:
-                nxt, cost = (tuple(blank if c == x else c for c in cells), x), 1
-            else:
-                nxt, cost = (cells, x), 0
-            if best.get(nxt, 1 << 30) > d + cost:
-                best[nxt] = d + cost
-                (queue.appendleft if cost == 0 else queue.append)(nxt)
-    out: dict[tuple[int, ...], int] = {}
-    for (cells, _), d in best.items():
-        out[cells] = min(out.get(cells, d), d)
-    return out

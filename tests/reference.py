@@ -1,0 +1,89 @@
+"""Reference implementations: slow, obviously correct, for comparing the fast kernels with.
+
+Each repeats a compiled kernel's job the plain way (whole states unranked and ranked
+again, a dictionary BFS), using the kernels' private rank helpers where needed.
+"""
+
+from collections import deque
+from typing import Sequence
+
+import numba as nb
+import numpy as np
+
+from puzzlespace.bits import UNSEEN, get2
+from puzzlespace.families.flip_index import _rank, _unrank
+from puzzlespace.families.token_index import _rank_cells, _unrank_cells
+
+
+@nb.njit(cache=True, nogil=True)
+def expand_groups_reference(table, lo, hi, value, n, ptr, adj, bipartite, need, fact, out, only_unseen):
+    """Reference for :func:`expand_groups`: unranks every frontier position and ranks every
+    neighbour from scratch (O(n^2) each); lists the UNSEEN neighbours, or all of them.
+    The tests compare the two."""
+    cells = np.empty(n, dtype=np.int64)
+    count = 0
+    for i in range(lo, hi):
+        if get2(table, i) != value:
+            continue
+        _unrank_cells(i, n, bipartite, need, fact, cells)
+        b = i % n
+        for e in range(ptr[b], ptr[b + 1]):
+            u = adj[e]
+            cells[b], cells[u] = cells[u], 0
+            j = _rank_cells(cells, n, bipartite, fact)
+            if not only_unseen or get2(table, j) == UNSEEN:
+                out[count] = j
+                count += 1
+            cells[u], cells[b] = cells[b], 0
+    return count
+
+
+@nb.njit(cache=True, nogil=True)
+def expand_flip_reference(table, lo, hi, value, orbit_cells, orbit_len, pat2dig, dig2pat, radix, mult,
+                          src, flip, out):
+    """Reference for :func:`expand_flip`: applies each move to the whole board and ranks it afresh."""
+    n = src.shape[1]
+    cells = np.empty(n, dtype=np.int64)
+    moved = np.empty(n, dtype=np.int64)
+    count = 0
+    for i in range(lo, hi):
+        if get2(table, i) != value:
+            continue
+        _unrank(i, orbit_cells, orbit_len, dig2pat, radix, cells)
+        for m in range(src.shape[0]):
+            for c in range(n):
+                moved[c] = cells[src[m, c]] ^ flip[m, c]
+            j = _rank(moved, orbit_cells, orbit_len, pat2dig, mult)
+            if get2(table, j) == 3:
+                out[count] = j
+                count += 1
+    return count
+
+
+def pattern_distances_reference(neighbors: Sequence[Sequence[int]], goal: Sequence[int],
+                                tiles: Sequence[int]) -> dict[tuple[int, ...], int]:
+    """Reference for :func:`pattern_distances`: 0-1 BFS over (group nodes, blank node).
+
+    Plain Python, for small graphs: maps each placement (group nodes in group order) to
+    the fewest moves of group tiles, the other tiles moving for free.
+    """
+    where = {t: v for v, t in enumerate(goal)}
+    start = (tuple(where[t] for t in tiles), where[0])
+    best = {start: 0}
+    queue = deque([start])
+    while queue:
+        state = queue.popleft()
+        cells, blank = state
+        d = best[state]
+        for x in neighbors[blank]:
+            if x in cells:
+                nxt, cost = (tuple(blank if c == x else c for c in cells), x), 1
+            else:
+                nxt, cost = (cells, x), 0
+            if best.get(nxt, 1 << 30) > d + cost:
+                best[nxt] = d + cost
+                (queue.appendleft if cost == 0 else queue.append)(nxt)
+    out: dict[tuple[int, ...], int] = {}
+    for (cells, _), d in best.items():
+        out[cells] = min(out.get(cells, d), d)
+    return out
