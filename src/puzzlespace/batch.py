@@ -17,7 +17,7 @@ from typing import Iterable, Iterator, Sequence
 
 from .errors import PuzzleError, SearchStopped, Unsolvable
 from .families.base import Puzzle, State
-from .solver import resolve_heuristic, search_problem_for, solve
+from .solver import Plan, plan_solving, solve
 
 FIELDS = ("id", "status", "length", "nodes", "seconds", "moves", "error")
 
@@ -95,22 +95,22 @@ def solve_all(
     threads: int = 1,
     time_limit: float | None = None,
     problem=None,
+    plan: Plan | None = None,
     **pdb_options,
 ) -> Iterator[BatchResult]:
     """Solve every position, ``threads`` at a time; yield the results in input order.
 
-    With IDA*, the search problem (``problem``, or the one ``heuristic`` names, built
-    with ``pdb_options``) is made once for all positions.
+    One :class:`~puzzlespace.solver.Plan` for all positions (``plan``, or
+    :func:`~puzzlespace.solver.plan_solving`'s): a cached tablebase when there is one,
+    else IDA*'s problem (``problem``, or the one ``heuristic`` names, built with
+    ``pdb_options``) made once.
     """
-    if method in ("auto", "ida") and puzzle.default_heuristic() is not None:
-        method = "ida"
-        heuristic = resolve_heuristic(puzzle, heuristic)
-        problem = problem or search_problem_for(puzzle, heuristic, **pdb_options)
+    plan = (plan or plan_solving(puzzle, method, heuristic, problem=problem)).ready(**pdb_options)
 
     def one(item: tuple[str, State]) -> BatchResult:
         ident, start = item
         try:
-            sol = solve(puzzle, start, method, time_limit=time_limit, heuristic=heuristic, problem=problem)
+            sol = solve(puzzle, start, time_limit=time_limit, plan=plan)
         except Unsolvable as exc:
             return BatchResult(ident, start, "unsolvable", None, 0, 0.0, [], exc.verdict.reason)
         except SearchStopped as exc:

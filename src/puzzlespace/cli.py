@@ -26,7 +26,7 @@ from .cliparse import (EXIT_INTERRUPTED, EXIT_OK, EXIT_STOPPED, EXIT_UNSOLVABLE,
 from .errors import PuzzleError, SearchStopped, Undecided, Unsolvable
 from .families.base import Puzzle
 from .registry import load_puzzle, syntax as puzzle_syntax
-from .solver import METHODS, Solution, solve as solve_position
+from .solver import METHODS, Solution, plan_solving, solve as solve_position
 
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -174,15 +174,13 @@ def solve(puzzle: str, position: str, goal: Optional[str], method: str, heuristi
     with _errors():
         _use_cache(cache_dir)
         p, state = _load(puzzle, position, goal)
-        tb = _tablebase(table, p) if table else None
+        plan = plan_solving(p, method, heuristic, table=_tablebase(table, p) if table else None)
         try:
-            problem = None
-            if tb is None and _uses_patterns(p, method, heuristic):
-                problem = _pattern_problem(p, heuristic, puzzle, goal, show=not as_json, deadline=deadline)
+            if plan.builds_patterns:
+                plan = _with_patterns(plan, puzzle, goal, show=not as_json, deadline=deadline)
             remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
             with _search_status(enabled=not as_json) as report:
-                sol = solve_position(p, state, method, time_limit=remaining, progress=report, table=tb,
-                                     heuristic=heuristic, problem=problem)
+                sol = solve_position(p, state, time_limit=remaining, progress=report, plan=plan)
         except Unsolvable as exc:
             if as_json:
                 _emit_json(_outcome(p, state, "unsolvable", reason=exc.verdict.reason))
@@ -225,16 +223,12 @@ def _search_status(enabled: bool):
     yield plain
 
 
-def _uses_patterns(p: Puzzle, method: str, heuristic: str) -> bool:
-    """Whether solving will use pattern databases (made ready first, to announce their build)."""
-    from .cache import tablebase_path
-    from .solver import resolve_heuristic
+def _with_patterns(plan, puzzle_arg: str, goal_arg: Optional[str], **options):
+    """``plan`` with its pattern databases read, or built as :func:`_pattern_problem` says."""
+    from dataclasses import replace
 
-    if method not in ("auto", "ida") or p.default_heuristic() is None:
-        return False
-    if method == "auto" and heuristic == "auto" and tablebase_path(p).exists():
-        return False
-    return resolve_heuristic(p, heuristic).startswith("pdb:")
+    problem = _pattern_problem(plan.puzzle, plan.heuristic.name, puzzle_arg, goal_arg, **options)
+    return replace(plan, problem=problem)
 
 
 def _pattern_problem(p: Puzzle, heuristic: str, puzzle_arg: str, goal_arg: Optional[str], *, show: bool,
@@ -242,9 +236,8 @@ def _pattern_problem(p: Puzzle, heuristic: str, puzzle_arg: str, goal_arg: Optio
     """The IDA* problem for a ``pdb:`` heuristic. Databases the cache lacks are announced with
     their cost, refused when they would not fit (or not finish before ``deadline``), then
     built under one progress bar."""
-    from .resources import available_memory, free_disk, human, peak_rss
     from .pdb.heuristic import pattern_plan, pattern_problem
-    from .pdb.store import pdb_dir
+    from .resources import human
     from .solver import resolve_heuristic
 
     name = resolve_heuristic(p, heuristic)
@@ -252,30 +245,12 @@ def _pattern_problem(p: Puzzle, heuristic: str, puzzle_arg: str, goal_arg: Optio
     stop = None
     if plan.build:
         build_first = _command_line("pdb", "build", puzzle_arg, heuristic=name, goal=goal_arg)
-        cost = (f"{len(plan.build)} of {len(plan.spaces)} tables to build, {plan.entries:,} entries: "
-                f"{_duration(plan.seconds)} on this machine, {human(plan.memory + peak_rss())} of memory, "
-                f"{human(plan.disk)} of disk")
         if show:
-            err.print(f"pattern databases {name} for {p.spec}: {cost}", markup=False)
-        memory, avail = plan.memory + peak_rss(), available_memory()
-        if memory > avail:
-            raise PuzzleError(f"building {name} needs about {human(memory)} of memory but {human(avail)} is "
-                              "available; free memory or choose smaller groups (e.g. the default heuristic)")
-        disk = free_disk(pdb_dir())
-        if plan.disk > disk:
-            raise PuzzleError(f"building {name} needs about {human(plan.disk)} of disk but {human(disk)} is free in "
-                              f"{str(pdb_dir())!r}; choose another --cache-dir")
-        if deadline is not None:
-            left = deadline - time.monotonic()
-            if plan.seconds > left:
-                raise PuzzleError(f"building {name} takes {_duration(plan.seconds)}, more than the time limit "
-                                  f"leaves ({left:.0f} s); build it first: {build_first}")
-
-            def stop() -> None:
-                if time.monotonic() > deadline:
-                    raise SearchStopped(f"the time limit was reached while building {name}; the build resumes "
-                                        f"where it stopped: {build_first}")
-
+            err.print(f"pattern databases {name} for {p.spec}: {len(plan.build)} of {len(plan.spaces)} tables to "
+                      f"build, {plan.entries:,} entries: {_duration(plan.seconds)} on this machine, "
+                      f"{human(plan.peak_memory)} of memory, {human(plan.disk)} of disk", markup=False)
+        plan.check_fits(deadline, f"{_duration(plan.seconds)}", build_first)
+        stop = plan.stop_at(deadline, build_first)
     with _build_bar(enabled=show) as report:
         return pattern_problem(p, name, threads=threads, progress=report, rebuild=rebuild, plan=plan, stop=stop,
                                notify=(lambda line: err.print(line, markup=False)) if show else None)
@@ -793,10 +768,10 @@ def batch(puzzle: str, file: Path, goal: Optional[str], method: str, heuristic: 
         if bad and strict:
             raise PuzzleError(f"{bad[0]} ({len(bad)} bad line{'s' if len(bad) > 1 else ''}; --strict solves none)")
         items = [(ident, state) for ident, state, problem in entries if not problem]
-        problem = _pattern_problem(p, heuristic, puzzle, goal, show=True) \
-            if items and _uses_patterns(p, method, heuristic) else None
-        results = _solve_in_order(p, entries, items, invalid, method=method, heuristic=heuristic, threads=threads,
-                                  time_limit=time_limit, problem=problem)
+        plan = plan_solving(p, method, heuristic)
+        if items and plan.builds_patterns:
+            plan = _with_patterns(plan, puzzle, goal, show=True)
+        results = _solve_in_order(p, entries, items, invalid, plan=plan, threads=threads, time_limit=time_limit)
         t0 = time.perf_counter()
         tally = _write_results(results, fmt, output)
     solved, stopped, nodes, search = tally

@@ -8,7 +8,7 @@ offers a :meth:`~puzzlespace.families.base.Puzzle.search_problem`.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from .errors import PuzzleError, Undecided, Unsolvable
@@ -73,6 +73,90 @@ def resolve_heuristic(puzzle: Puzzle, heuristic: str = "auto") -> str:
     return default if heuristic == "auto" else heuristic
 
 
+@dataclass(frozen=True)
+class Heuristic:
+    """IDA*'s bound, parsed once from its text form: ``name`` is a classic bound
+    (``manhattan``, ``linear-conflict``, ``walking``) or pattern databases (``pdb:...``)."""
+
+    name: str
+
+    @property
+    def patterns(self) -> bool:
+        """Whether the bound reads pattern databases (which may have to be built first)."""
+        return self.name.startswith("pdb:")
+
+    @classmethod
+    def parse(cls, puzzle: Puzzle, text: str = "auto") -> "Heuristic":
+        """The heuristic ``text`` names on ``puzzle`` (``auto``: the family's default);
+        PuzzleError for a puzzle without heuristic search or malformed pattern groups."""
+        name = resolve_heuristic(puzzle, text.strip())
+        if name.startswith("pdb:"):
+            from .pdb.heuristic import parse_groups
+
+            parse_groups(name.partition(":")[2], puzzle.goal, puzzle.pattern_order())
+        return cls(name)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How to solve positions of ``puzzle``: the one decision :func:`solve`, the batch and
+    the command line share.
+
+    ``method`` is ``table`` (read from ``table``), ``ida`` (with ``heuristic``, and
+    ``problem`` once built), ``bfs`` or ``bibfs``. :attr:`builds_patterns` says whether
+    pattern databases must be read or built first (:meth:`ready` does it).
+    """
+
+    puzzle: Puzzle
+    method: str
+    heuristic: Heuristic | None = None
+    table: object = None
+    problem: object = None
+
+    @property
+    def builds_patterns(self) -> bool:
+        return self.method == "ida" and self.problem is None and self.heuristic is not None and self.heuristic.patterns
+
+    def ready(self, deadline: float | None = None, **pdb_options) -> "Plan":
+        """This plan with IDA*'s problem built (pattern databases read or built with
+        ``pdb_options``; a classic bound's tables refused past ``deadline``)."""
+        if self.method != "ida" or self.problem is not None:
+            return self
+        problem = search_problem_for(self.puzzle, self.heuristic.name, deadline=deadline, **pdb_options)
+        return replace(self, problem=problem)
+
+
+def plan_solving(puzzle: Puzzle, method: str = "auto", heuristic: str = "auto", table=None,
+                 problem=None) -> Plan:
+    """Choose how to solve positions of ``puzzle``.
+
+    ``auto`` reads a tablebase (``table``, or the cached one when no heuristic is named)
+    without search, else runs IDA* where the family offers it, else bidirectional BFS.
+    Naming a heuristic (or giving a ready ``problem``) means IDA*.
+    """
+    if method not in METHODS:
+        raise PuzzleError(f"unknown method {method!r}: choose one of {', '.join(METHODS)}")
+    if table is None and (method == "table" or (method == "auto" and heuristic == "auto" and problem is None)):
+        table = cached_tablebase(puzzle)
+    if table is not None and method in ("auto", "table"):
+        return Plan(puzzle, "table", table=table)
+    if method == "table":
+        raise PuzzleError(f"no tablebase for {puzzle.spec}: pass --table FILE or run "
+                          f"'puzzlespace explore {puzzle.spec} --save cache'")
+    if heuristic != "auto" or problem is not None:
+        if method not in ("auto", "ida"):
+            raise PuzzleError(f"a heuristic guides IDA* only, not --method {method}")
+        method = "ida"
+    if method == "auto":
+        method = choose_method(puzzle)
+    if method != "ida":
+        return Plan(puzzle, method)
+    return Plan(puzzle, "ida", Heuristic.parse(puzzle, heuristic), problem=problem)
+
+
 def search_problem_for(puzzle: Puzzle, heuristic: str = "auto", deadline: float | None = None, **pdb_options):
     """The IDA* problem of ``puzzle`` with ``heuristic``: a classic bound or ``pdb:...``
     (pattern databases read from the cache or built; ``pdb_options`` go to
@@ -113,16 +197,15 @@ def solve(
     table=None,
     heuristic: str = "auto",
     problem=None,
+    plan: Plan | None = None,
     **pdb_options,
 ) -> Solution:
     """An optimal solution of ``start``.
 
-    ``method="table"`` (or a given ``table``, a loaded
-    :class:`~puzzlespace.tablebase.Tablebase`) reads the solution from a
-    tablebase without search; ``"auto"`` does so when the cache holds one for this puzzle
-    and no ``heuristic`` is named. IDA* uses ``heuristic`` (``auto``: the family's
-    default; see :func:`search_problem_for`), or a ready ``problem`` (to share loaded
-    pattern databases between many solves).
+    How is decided by :func:`plan_solving` from ``method``, ``table`` (a loaded
+    :class:`~puzzlespace.explore.tablebase.Tablebase`), ``heuristic`` and ``problem``, or
+    given as a ready ``plan`` (to share loaded pattern databases between many solves).
+    ``time_limit`` counts building IDA*'s tables too.
 
     Raises
     ------
@@ -131,44 +214,32 @@ def solve(
     SearchStopped
         On the time limit or a size guard.
     PuzzleError
-        For an unknown method.
+        For an unknown method, or a heuristic the puzzle does not have.
     """
-    if method not in METHODS:
-        raise PuzzleError(f"unknown method {method!r}: choose one of {', '.join(METHODS)}")
     try:
         verdict = puzzle.check(start)
     except Undecided:
         verdict = None
     if verdict is not None and not verdict.solvable:
         raise Unsolvable(verdict)
-    if table is None and (method == "table" or (method == "auto" and heuristic == "auto" and problem is None)):
-        table = cached_tablebase(puzzle)
-    if table is not None and method in ("auto", "table"):
-        method = "table"
-    elif method == "table":
-        raise PuzzleError(f"no tablebase for {puzzle.spec}: pass --table FILE or run 'puzzlespace explore {puzzle.spec} --save cache'")
-    if heuristic != "auto" or problem is not None:
-        if method not in ("auto", "ida"):
-            raise PuzzleError(f"a heuristic guides IDA* only, not --method {method}")
-        method = "ida"
-    if method == "auto":
-        method = choose_method(puzzle)
-    used = resolve_heuristic(puzzle, heuristic) if method == "ida" else ""
+    if plan is None:
+        plan = plan_solving(puzzle, method, heuristic, table, problem)
+    method = plan.method
+    used = plan.heuristic.name if plan.heuristic else ""
     t0 = time.perf_counter()
     if method == "table":
         from .search.bfs import PathResult
 
-        found = PathResult(table.descend(start), 0)
+        found = PathResult(plan.table.descend(start), 0)
     elif method == "ida":
-        if problem is None:  # building its tables counts against the time limit too
-            deadline = None if time_limit is None else t0 + time_limit
-            problem = search_problem_for(puzzle, heuristic, deadline=deadline, **pdb_options)
+        if plan.problem is None:  # building its tables counts against the time limit too
+            plan = plan.ready(deadline=None if time_limit is None else t0 + time_limit, **pdb_options)
             if time_limit is not None:
                 time_limit = max(0.0, time_limit - (time.perf_counter() - t0))
             t0 = time.perf_counter()
         from .search.ida import ida_star
 
-        found = ida_star(problem, start, time_limit=time_limit, progress=progress)
+        found = ida_star(plan.problem, start, time_limit=time_limit, progress=progress)
     else:
         run = bfs_search.bfs if method == "bfs" else bfs_search.bidirectional_bfs
         found = run(puzzle, start, puzzle.goal, time_limit=time_limit)

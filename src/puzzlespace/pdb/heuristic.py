@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from dataclasses import dataclass
 from math import perm
 from pathlib import Path
@@ -25,9 +26,11 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from ..errors import PuzzleError
+from ..errors import PuzzleError, SearchStopped
+from .. import resources
+from ..resources import human
 from .space import MAX_NODES, PatternSpace
-from .store import BuildCost, build_cost, cached_state, obtain
+from .store import BuildCost, build_cost, cached_state, obtain, pdb_dir
 
 #: Largest total number of entries a default partition may have (about that many bytes).
 DEFAULT_MAX_ENTRIES = 600_000_000
@@ -110,6 +113,7 @@ class PatternPlan:
     build: list[tuple[PatternSpace, str]]
     costs: list[BuildCost]
     threads: int
+    cache_dir: str | Path | None = None
 
     @property
     def seconds(self) -> float:
@@ -128,6 +132,43 @@ class PatternPlan:
     def disk(self) -> int:
         return sum(c.disk for c in self.costs)
 
+    @property
+    def peak_memory(self) -> int:
+        """The process's peak while building: what it holds now plus :attr:`memory`."""
+        return resources.current_rss() + self.memory
+
+    def check_fits(self, deadline: float | None, duration: str, build_first: str) -> None:
+        """Refuse (PuzzleError) builds that would not fit the memory available or the cache's
+        disk, or not end before ``deadline`` (``time.monotonic()``); ``duration`` is the
+        estimate in words and ``build_first`` the command to run instead."""
+        if not self.build:
+            return
+        avail = resources.available_memory()
+        if self.memory > avail:
+            raise PuzzleError(f"building {self.heuristic} needs about {human(self.peak_memory)} of memory but "
+                              f"{human(avail)} is available; free memory or choose smaller groups (e.g. the default "
+                              "heuristic)")
+        free = resources.free_disk(pdb_dir(self.cache_dir))
+        if self.disk > free:
+            raise PuzzleError(f"building {self.heuristic} needs about {human(self.disk)} of disk but {human(free)} is "
+                              f"free in {str(pdb_dir(self.cache_dir))!r}; choose another --cache-dir")
+        if deadline is not None and self.seconds > deadline - time.monotonic():
+            raise PuzzleError(f"building {self.heuristic} takes {duration}, more than the time limit leaves "
+                              f"({max(0.0, deadline - time.monotonic()):.0f} s); build it first: {build_first}")
+
+    def stop_at(self, deadline: float | None, resume: str) -> Callable[[], None] | None:
+        """A ``stop`` callback for the builds that raises SearchStopped once ``deadline``
+        (``time.monotonic()``) has passed; ``resume`` is the command that finishes the build."""
+        if deadline is None:
+            return None
+
+        def stop() -> None:
+            if time.monotonic() > deadline:
+                raise SearchStopped(f"the time limit was reached while building {self.heuristic}; the build "
+                                    f"resumes where it stopped: {resume}")
+
+        return stop
+
 
 def pattern_plan(puzzle, heuristic: str, *, cache_dir: str | Path | None = None, threads: int | None = None,
                  rebuild: bool = False) -> PatternPlan:
@@ -143,7 +184,7 @@ def pattern_plan(puzzle, heuristic: str, *, cache_dir: str | Path | None = None,
         if why:
             build.append((space, why))
     costs = [build_cost(space, threads, cache_dir) for space, _ in build]
-    return PatternPlan(puzzle, heuristic, groups, spaces, build, costs, threads)
+    return PatternPlan(puzzle, heuristic, groups, spaces, build, costs, threads, cache_dir)
 
 
 def pattern_problem(puzzle, heuristic: str, *, cache_dir: str | Path | None = None, threads: int | None = None,
