@@ -199,3 +199,12 @@ def test_ctrl_c_in_explore_says_what_is_saved_and_how_to_resume(tmp_path):
     from puzzlespace.explore.engine import explore
 
     assert json.loads(resumed.stdout)["depth_counts"] == explore(load_puzzle("5x2")).depth_counts
+
+
+def test_cache_dir_holds_for_its_command_only(tmp_path):
+    from puzzlespace import cache
+
+    before = cache.cache_dir()
+    r = run("pdb", "build", "3x3", "--heuristic", "pdb:2", "--cache-dir", str(tmp_path / "c"))
+    assert r.exit_code == 0 and list((tmp_path / "c" / "pdb").glob("*.pspdb"))
+    assert cache.cache_dir() == before and "PUZZLESPACE_CACHE" not in r.output

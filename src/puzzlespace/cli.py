@@ -99,9 +99,11 @@ def _load(puzzle: str, position: str, goal: Optional[str]) -> tuple[Puzzle, tupl
 
 
 def _use_cache(cache_dir: Optional[Path]) -> None:
-    """Point the library's cache (pattern databases, tablebases) at ``--cache-dir``."""
+    """Point the library's cache (pattern databases, tablebases) at ``--cache-dir`` for this command."""
+    from . import cache
+
     if cache_dir is not None:
-        os.environ["PUZZLESPACE_CACHE"] = str(cache_dir)
+        click.get_current_context().with_resource(cache.use(cache_dir))
 
 
 def _command_line(*words: str, **options: Optional[str]) -> str:
