@@ -6,9 +6,9 @@ import random
 import pytest
 
 import puzzlespace as ps
-from puzzlespace.graphs import Graph
 from puzzlespace.families import GraphPuzzle
 from puzzlespace.search.bfs import reachable_states
+from puzzles import graphs_under_test, theta
 
 
 def assert_check_matches_bfs(p):
@@ -37,44 +37,6 @@ def test_jump(n, distances):
         assert n + 1 <= max(map(int, distances.split(",")))  # a distance longer than the line
         return
     assert_check_matches_bfs(p)
-
-
-def random_connected_graph(rng: random.Random, n: int, extra: int) -> Graph:
-    nodes = list(range(n))
-    rng.shuffle(nodes)
-    edges = {tuple(sorted((nodes[i], nodes[rng.randrange(i)]))) for i in range(1, n)}  # a random tree
-    pairs = [p for p in itertools.combinations(range(n), 2) if p not in edges]
-    edges |= set(rng.sample(pairs, min(extra, len(pairs))))
-    return Graph(n, tuple(sorted(edges)))
-
-
-def theta(a: int, b: int, c: int) -> Graph:
-    """Two hubs joined by three paths with a, b and c inner nodes."""
-    edges, n = [], 2
-    for inner in (a, b, c):
-        chain = [0] + list(range(n, n + inner)) + [1]
-        n += inner
-        edges += list(zip(chain, chain[1:]))
-    return Graph(n, tuple(edges))
-
-
-def graphs_under_test():
-    rng = random.Random(20261122)
-    graphs = [
-        Graph(5, tuple((i, (i + 1) % 5) for i in range(5))),  # cycle
-        Graph(6, tuple((i, (i + 1) % 6) for i in range(6))),  # even cycle
-        Graph(6, ((0, 1), (1, 2), (2, 3), (3, 4), (4, 5))),  # path
-        Graph(7, ((0, 1), (0, 2), (0, 3), (3, 4), (3, 5), (5, 6))),  # tree
-        theta(1, 2, 2),  # theta-0
-        theta(1, 1, 2),
-        theta(0, 2, 2),
-        theta(0, 1, 3),
-        theta(1, 1, 1),
-    ]
-    while len(graphs) < 30:
-        n = rng.randint(3, 8)
-        graphs.append(random_connected_graph(rng, n, rng.randint(0, n)))
-    return graphs
 
 
 @pytest.mark.parametrize("graph", graphs_under_test(), ids=lambda g: f"n{g.n}-e{len(g.edges)}")

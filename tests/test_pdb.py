@@ -17,7 +17,7 @@ from puzzlespace.pdb.space import (PatternSpace, pattern_distances, rank_cells,
                                    unrank_cells)
 from puzzlespace.solver import search_problem_for
 from reference import pattern_distances_reference
-from test_search import random_solvable
+from puzzles import random_solvable
 
 SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

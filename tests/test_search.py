@@ -10,17 +10,9 @@ from hypothesis import strategies as st
 import puzzlespace as ps
 from puzzlespace.families import GraphPuzzle
 from puzzlespace.search.bfs import bfs, bidirectional_bfs, depth_counts
-from test_check import random_connected_graph
+from puzzles import random_connected_graph, random_solvable
 
 SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-
-
-def random_solvable(p, rng: random.Random):
-    while True:
-        cells = list(range(p.n_cells))
-        rng.shuffle(cells)
-        if p.check(tuple(cells)).solvable:
-            return tuple(cells)
 
 
 def assert_ida_optimal(p, start):

@@ -1,0 +1,47 @@
+"""The explore, distance and generate commands, and --plot."""
+
+import json
+
+from click.testing import CliRunner
+
+import puzzlespace as ps
+from puzzlespace.cli import app
+
+runner = CliRunner()
+
+
+def test_cli_explore_save_distance_generate(tmp_path, monkeypatch):
+    monkeypatch.setenv("PUZZLESPACE_CACHE", str(tmp_path / "cache"))
+    r = runner.invoke(app, ["explore", "3x3", "--json", "--save", "cache"])
+    data = json.loads(r.stdout)
+    assert r.exit_code == 0 and data["max_depth"] == 31 and data["states"] == 181440 and data["peak_memory_bytes"] > 0
+    assert len(data["depth_counts"]) == 32 and data["antipode_count"] == 2
+    r = runner.invoke(app, ["solve", "3x3", "8 6 7/2 5 4/3 0 1", "--json"])
+    assert json.loads(r.stdout)["method"] == "table" and json.loads(r.stdout)["length"] == 31
+    table = next((tmp_path / "cache" / "tables").glob("*.pstb"))
+    r = runner.invoke(app, ["distance", "3x3", "1 2 3/4 5 6/0 7 8", "--table", str(table)])
+    assert r.stdout.strip() == "2"
+    r = runner.invoke(app, ["generate", "3x3", "--count", "5", "--depth", "20", "--table", str(table), "--seed", "3",
+                            "--json"])
+    p = ps.load_puzzle("3x3")
+    assert all(ps.solve(p, tuple(s)).length == 20 for s in json.loads(r.stdout))
+    r = runner.invoke(app, ["generate", "3x3", "--count", "2", "--depth", "31", "--seed", "3", "--json"])
+    assert sorted(json.loads(r.stdout)) in ([[6, 4, 7, 8, 5, 0, 3, 2, 1]] * 2, [[8, 6, 7, 2, 5, 4, 3, 0, 1]] * 2,
+                                            sorted([[6, 4, 7, 8, 5, 0, 3, 2, 1], [8, 6, 7, 2, 5, 4, 3, 0, 1]]))
+    r = runner.invoke(app, ["generate", "3x3", "--count", "3", "--seed", "9"])
+    assert r.exit_code == 0 and all(p.check(p.parse_position(line)).solvable for line in r.stdout.splitlines())
+    assert runner.invoke(app, ["generate", "3x3", "--count", "3", "--seed", "9"]).stdout == r.stdout
+    r = runner.invoke(app, ["distance", "3x3", "1 2 3/4 5 6/0 7 8", "--table", str(tmp_path / "none.pstb")])
+    assert r.exit_code == 2 and "cannot be read" in r.stderr
+
+def test_plot(tmp_path):
+    path = tmp_path / "depths.png"
+    r = runner.invoke(app, ["explore", "3x2", "--json", "--plot", str(path)])
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        assert r.exit_code == 2 and "matplotlib" in r.stderr and not path.exists()
+    else:
+        assert r.exit_code == 0 and path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    r = runner.invoke(app, ["explore", "3x2", "--plot", str(tmp_path / "depths.gif")])
+    assert r.exit_code == 2
