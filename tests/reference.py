@@ -17,7 +17,7 @@ from puzzlespace.families.token_index import _rank_cells, _unrank_cells
 
 @nb.njit(cache=True, nogil=True)
 def expand_groups_reference(table, lo, hi, value, n, ptr, adj, bipartite, need, fact, out, only_unseen):
-    """Reference for :func:`expand_groups`: unranks every frontier position and ranks every
+    """Reference for the token index's expansion (:func:`expand_groups` behind the engine's walk): unranks every frontier position and ranks every
     neighbour from scratch (O(n^2) each); lists the UNSEEN neighbours, or all of them.
     The tests compare the two."""
     cells = np.empty(n, dtype=np.int64)
@@ -41,7 +41,7 @@ def expand_groups_reference(table, lo, hi, value, n, ptr, adj, bipartite, need, 
 @nb.njit(cache=True, nogil=True)
 def expand_flip_reference(table, lo, hi, value, orbit_cells, orbit_len, pat2dig, dig2pat, radix, mult,
                           src, flip, out):
-    """Reference for :func:`expand_flip`: applies each move to the whole board and ranks it afresh."""
+    """Reference for the flip index's expansion (:func:`expand_flip` behind the engine's walk): applies each move to the whole board and ranks it afresh."""
     n = src.shape[1]
     cells = np.empty(n, dtype=np.int64)
     moved = np.empty(n, dtype=np.int64)

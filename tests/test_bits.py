@@ -21,11 +21,13 @@ def test_table_primitives_match_plain_python(size, seed, value):
     out = np.empty(len(want) + 1, dtype=np.int64)
     written, total = tb2.collect_layer(table, 0, size, value, out)
     assert (written, total, list(out[:written])) == (len(want), len(want), want)
+    lo, hi = sorted(int(x) for x in rng.integers(0, size + 1, 2))
+    inside = [i for i in want if lo <= i < hi]
+    few = np.empty(int(rng.integers(0, len(inside) + 1)), dtype=np.int64)
+    assert tb2.collect_layer(table, lo, hi, value, few) == (len(few), len(inside))
+    assert list(few) == inside[:len(few)]
     assert [tb2.nth_in_layer(table, size, value, k) for k in range(len(want) + 1)] == want + [-1]
-    lo = int(rng.integers(0, size + 1))
     every = np.ones_like(tb2.new_blocks(size))
-    assert tb2.next_in_layer(table.view(np.uint64), lo, size, np.uint64(tb2.pattern(value)), every) == next(
-        (i for i in want if i >= lo), size)
 
     marks = rng.integers(0, size, 50)
     merged = table.copy()
@@ -41,3 +43,43 @@ def test_table_primitives_match_plain_python(size, seed, value):
     assert [tb2.get2(tablebase, i) for i in range(size)] == [0 if e == value else 3 for e in entries]
     tb2.close_layer(table, 0, size, value, every)
     assert [tb2.get2(table, i) for i in range(size)] == [tb2.CLOSED if e == value else e for e in entries]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 2), st.integers(1, 5000), st.booleans())
+def test_list_layer_lists_every_state_once_in_order(seed, value, batch, sparse):
+    """The one frontier walk, batch after batch from an unaligned start, against a scan of
+    every entry; blocks whose flag is clear hold no state of the layer and are skipped."""
+    from puzzlespace import bits as tb2
+
+    rng = np.random.default_rng(seed)
+    block = 1 << tb2.BLOCK_BITS
+    size = int(rng.integers(1, 5 * block))
+    table = rng.integers(0, 256, len(tb2.new_table(size)), dtype=np.uint8)
+    if sparse:  # a few states of the layer, far apart
+        table[:] = 0
+        for i in rng.integers(0, size, 40):
+            tb2.set2(table, int(i), value)
+    flags = tb2.new_blocks(size)
+    for k in range(len(flags) - 1):
+        keep = rng.integers(0, 3) > 0
+        flags[k] = keep
+        if not keep:
+            table[k * block // 4:(k + 1) * block // 4] = 0  # all CLOSED
+    table[(size + 3) // 4:] = 0xFF  # padding past the last state is UNSEEN, as in new_table
+    if size % 4:
+        for i in range(size, (size + 3) // 4 * 4):
+            tb2.set2(table, i, 3)
+    lo, hi = sorted(int(x) for x in rng.integers(0, size + 1, 2))
+    want = [i for i in range(lo, hi) if tb2.get2(table, i) == value]
+    ranks = np.empty(batch, dtype=np.int64)
+    got, at = [], lo
+    while True:
+        count, nxt = tb2.list_layer(table, at, hi, value, flags, ranks)
+        got += ranks[:count].tolist()
+        assert count == batch or nxt == hi
+        assert nxt == hi or (count == batch and nxt > got[-1])
+        if nxt == hi:
+            break
+        at = nxt
+    assert got == want

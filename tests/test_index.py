@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 import puzzlespace as ps
 from puzzlespace.explore import explore
+from puzzlespace.explore.engine import expand_span
 from puzzlespace.bits import new_table, set2
 from puzzlespace.families import token_index as ti
 from puzzlespace.search.bfs import reachable_states
@@ -73,9 +74,10 @@ def test_fast_expansion_matches_reference(name, seed, value, suffix_length, tabl
         for i in range(lo, hi):
             if not flags[i >> BLOCK_BITS] and (table[i >> 2] >> ((i & 3) << 1)) & 3 == value:
                 set2(table, i, 0)
-    fast = np.empty((hi - lo + 2 * ix.n) * ix.max_degree + len(ix.sadj), dtype=np.int64)
-    ref = np.empty_like(fast)
-    c1, nxt = ix.expand(table, lo, hi, value, flags, fast)
+    ranks = np.empty(int(rng.integers(1, 300)), dtype=np.int64)
+    fast = np.empty((hi - lo + len(ranks)) * max(ix.max_degree, 1), dtype=np.int64)  # room for every batch
+    ref = np.empty((hi - lo) * ix.n, dtype=np.int64)
+    c1, nxt = expand_span(ix, table, lo, hi, value, flags, fast, ranks)
     c2 = expand_groups_reference(table, lo, hi, value, ix.n, ix.ptr, ix.adj, ix.bipartite, ix.need, ix.fact,
                                     ref, False)
     listed = sorted(ref[:c2].tolist())  # every neighbour, once per (state, move)
@@ -95,11 +97,11 @@ def test_expansion_from_mid_word_of_a_skipped_block():
     set2(table, 2 * block + 2, 1)  # the only frontier state: entry 2 of block 2's first word
     flags = np.zeros_like(new_blocks(ix.size))
     flags[2] = 1
-    out = np.empty(1000, dtype=np.int64)
-    count, nxt = ix.expand(table, block + 5, ix.size, 1, flags, out)
+    out, ranks = np.empty(1000, dtype=np.int64), np.empty(100, dtype=np.int64)
+    count, nxt = expand_span(ix, table, block + 5, ix.size, 1, flags, out, ranks)
     flags[:] = 1
     assert nxt == ix.size and count > 0
-    assert sorted(out[:count]) == sorted(out[:ix.expand(table, block + 5, ix.size, 1, flags, out)[0]])
+    assert sorted(out[:count]) == sorted(out[:expand_span(ix, table, block + 5, ix.size, 1, flags, out, ranks)[0]])
 
 @settings(max_examples=200, deadline=None)
 @given(st.integers(3, 14), st.data())
@@ -230,9 +232,10 @@ def test_fast_flip_expansion_matches_reference(name, seed, value):
     table = rng.integers(0, 256, len(new_table(ix.size)), dtype=np.uint8)
     lo = int(rng.integers(0, ix.size))
     hi = min(ix.size, lo + int(rng.integers(1, 3000)))
-    fast = np.empty((hi - lo) * ix.max_degree + ix.max_degree + 1, dtype=np.int64)
+    ranks = np.empty(int(rng.integers(1, 500)), dtype=np.int64)
+    fast = np.empty((hi - lo + len(ranks)) * ix.max_degree, dtype=np.int64)  # room for every batch
     ref = np.empty_like(fast)
-    c1, nxt = ix.expand(table, lo, hi, value, np.ones(ix.size // 65536 + 2, dtype=np.uint8), fast)
+    c1, nxt = expand_span(ix, table, lo, hi, value, np.ones(ix.size // 65536 + 2, dtype=np.uint8), fast, ranks)
     c2 = expand_flip_reference(table, lo, hi, value, ix.orbit_cells, ix.orbit_len, ix.pat2dig,
                                   ix.dig2pat, ix.radix, ix.mult, ix.src, ix.flip, ref)
     assert nxt == hi and sorted(fast[:c1]) == sorted(ref[:c2])
@@ -251,7 +254,8 @@ def test_expansion_skips_only_blocks_without_frontier_states(name):
     for k in range(0, (size >> BLOCK_BITS) + 1, 2):
         table[k * block_bytes:(k + 1) * block_bytes] = 0  # all CLOSED: no frontier state
         blocks[k] = 0
-    out = [np.empty(size * ix.max_degree + 1000, dtype=np.int64) for _ in range(2)]
-    c1, n1 = ix.expand(table, 0, size, 1, blocks, out[0])
-    c2, n2 = ix.expand(table, 0, size, 1, np.ones_like(blocks), out[1])
+    out = [np.empty(size * max(ix.max_degree, 1) + 1000, dtype=np.int64) for _ in range(2)]
+    ranks = np.empty(4096, dtype=np.int64)
+    c1, n1 = expand_span(ix, table, 0, size, 1, blocks, out[0], ranks)
+    c2, n2 = expand_span(ix, table, 0, size, 1, np.ones_like(blocks), out[1], ranks)
     assert (c1, n1) == (c2, n2) and c1 > 0 and np.array_equal(out[0][:c1], out[1][:c2])

@@ -50,6 +50,28 @@ def test_the_documented_examples_run_and_plug_in(clean_registry):
     assert r.exit_code == 2 and "pancake:N" in r.stderr
 
 
+def test_the_documented_state_index_explores_like_bfs(clean_registry):
+    """The pancake index of docs/api.md: the engine explores a family it knows nothing of,
+    with the counts of a plain BFS, from the library and the command line."""
+    import json
+
+    from puzzlespace.contracts import StateIndex
+    from puzzlespace.search.bfs import depth_counts
+
+    namespace: dict = {}
+    for code in _adding_a_family_examples():
+        exec(compile(code, str(DOCS), "exec"), namespace)
+    p = ps.load_puzzle("pancake:5")
+    assert isinstance(p.state_index(), StateIndex)
+    counts, deepest = depth_counts(p, p.goal)
+    from puzzlespace.cli import app
+
+    r = CliRunner().invoke(app, ["explore", "pancake:5", "--json", "--threads", "2"])
+    assert r.exit_code == 0, r.output
+    result = json.loads(r.stdout)
+    assert result["depth_counts"] == counts and sorted(map(tuple, result["antipodes"])) == sorted(deepest)
+
+
 def test_a_family_from_an_entry_point(clean_registry, monkeypatch):
     from puzzlespace.families.jump import JumpPuzzle
 

@@ -38,6 +38,8 @@ UNSEEN = 3
 CLOSED = 0
 #: How many marks ahead :func:`merge_marks` prefetches the table.
 MERGE_PREFETCH = 128
+#: Words of the table :func:`list_layer` matches at once before it lists their states.
+SEGMENT_WORDS = 256
 #: States per block flag: 2**16 (16 KiB of table, 2,048 words).
 BLOCK_BITS = 16
 _BLOCK_WORD_BITS = BLOCK_BITS - 5
@@ -163,29 +165,59 @@ def next_word(words, w, end, pat, blocks):
     return end, _ZERO
 
 
-@nb.njit(cache=True, nogil=True, inline="always")
-def next_in_layer(words, i, hi, pat, blocks):
-    """Smallest state in ``[i, hi)`` whose entry is the value of ``pat``, or ``hi``.
+@nb.njit(cache=True, nogil=True)
+def list_layer(table, lo, hi, value, blocks, ranks):
+    """Write into ``ranks`` the states of ``[lo, hi)`` whose entry is ``value``, in
+    increasing order, until it is full; return ``(count, next)``: the states from ``next``
+    on are still to be listed (``next == hi`` when done).
 
-    ``words`` is the table's uint64 view, ``pat`` the value in every entry
-    (:func:`pattern`), ``blocks`` flags that cover the layer; skips 32 entries per word
-    and whole blocks whose flag is clear. The walk of the flip and pattern kernels. The
-    token kernel, whose per-state work is small, writes the walk out instead: numba
-    counts references to an array passed to a helper with a loop, atomically, on every
-    call.
+    The one walk over a layer: ``blocks`` flags that cover the layer (blocks whose flag is
+    clear are skipped whole); the table is matched ``SEGMENT_WORDS`` words at a time in
+    vector instructions, and the words holding states of ``value`` are listed without a
+    branch on their entries.
     """
-    if i >= hi:
-        return hi
-    w = i >> 5
-    m = match_word(words[w], pat) >> np.uint64((i & 31) << 1)
-    if m != 0:
-        j = i + (lowest_bit(m) >> 1)
-        return j if j < hi else hi
-    w, m = next_word(words, w, (hi + 31) >> 5, pat, blocks)
-    if m == 0:
-        return hi
-    j = (w << 5) + (lowest_bit(m) >> 1)
-    return j if j < hi else hi
+    words = table.view(np.uint64)
+    pat = pattern(value)
+    count = 0
+    room = ranks.shape[0]
+    w = lo >> 5
+    end = (hi + 31) >> 5
+    below_lo = (_ONE << np.uint64((lo & 31) << 1)) - _ONE  # entries of the first word before lo
+    upto_hi = ~_ZERO if hi & 31 == 0 else (_ONE << np.uint64((hi & 31) << 1)) - _ONE  # of the last word
+    matches = np.empty(SEGMENT_WORDS, dtype=np.uint64)
+    nonzero = np.empty(SEGMENT_WORDS, dtype=np.int64)
+    while w < end:
+        if w & (_BLOCK_WORDS - 1) == 0 and blocks[w >> _BLOCK_WORD_BITS] == 0:
+            w += _BLOCK_WORDS
+            below_lo = _ZERO
+            continue
+        stop = min(end, (w | (_BLOCK_WORDS - 1)) + 1, w + SEGMENT_WORDS)
+        segment, found = words[w:stop], matches[:stop - w]
+        for j in range(stop - w):  # vector instructions
+            found[j] = match_word(segment[j], pat)
+        found[0] &= ~below_lo
+        below_lo = _ZERO
+        if stop == end:
+            found[stop - w - 1] &= upto_hi
+        words_found = 0
+        for j in range(stop - w):  # no branch on the entries
+            nonzero[words_found] = j
+            words_found += np.int64(found[j] != 0)
+        for t in range(words_found):
+            bits = found[nonzero[t]]
+            first = (w + nonzero[t]) << 5
+            if count + popcount(bits) > room:  # the last word that fits, in part
+                while count < room:
+                    ranks[count] = first + (lowest_bit(bits) >> 1)
+                    bits &= bits - _ONE
+                    count += 1
+                return count, first + (lowest_bit(bits) >> 1)
+            while bits != 0:
+                ranks[count] = first + (lowest_bit(bits) >> 1)
+                bits &= bits - _ONE
+                count += 1
+        w = stop
+    return count, hi
 
 
 @nb.njit(cache=True, nogil=True)
@@ -333,18 +365,19 @@ def copy_layer(table, lo, hi, value, target, target_value):
 def collect_layer(table, lo, hi, value, out):
     """Write up to ``len(out)`` states of ``[lo, hi)`` whose entry is ``value`` into ``out``,
     in increasing order; return ``(written, total)``."""
+    every = np.ones(((hi - 1) >> BLOCK_BITS) + 2, dtype=np.uint8)
+    written, rest = list_layer(table, lo, hi, value, every, out)
     words = table.view(np.uint64)
     pat = pattern(value)
-    every = np.ones(((hi - 1) >> BLOCK_BITS) + 2, dtype=np.uint8)
-    written = 0
-    total = 0
-    i = next_in_layer(words, lo, hi, pat, every)
-    while i < hi:
-        if written < out.shape[0]:
-            out[written] = i
-            written += 1
-        total += 1
-        i = next_in_layer(words, i + 1, hi, pat, every)
+    total = written
+    if rest < hi:
+        w = rest >> 5
+        total += popcount(match_word(words[w], pat) >> np.uint64((rest & 31) << 1))
+        for w in range(w + 1, (hi + 31) >> 5):
+            total += popcount(match_word(words[w], pat))
+        last = hi & 31  # entries of the last word at or past hi
+        if last:
+            total -= popcount(match_word(words[hi >> 5], pat) >> np.uint64(last << 1))
     return written, total
 
 

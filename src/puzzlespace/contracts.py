@@ -55,7 +55,9 @@ class PuzzleRules(Protocol):
 @runtime_checkable
 class FrontierSpace(Protocol):
     """A state space the layered BFS (:func:`puzzlespace.explore.engine.layered_bfs`) can
-    walk: states are ranks ``0..size-1`` and a compiled kernel lists a chunk's neighbours.
+    walk: states are ranks ``0..size-1``, and a compiled kernel lists the neighbours of the
+    ranks it is given. The engine owns the table and the walk over its frontier
+    (:func:`puzzlespace.explore.engine.expand_span`); a space supplies only its moves.
 
     Attributes
     ----------
@@ -64,12 +66,12 @@ class FrontierSpace(Protocol):
     group : int
         Chunk alignment: the engine splits ``[0, size)`` at multiples of ``group * 64``.
     max_degree : int
-        The most marks one state's expansion may write.
+        The most neighbours :meth:`neighbours` writes for one rank.
     rank_steps : (ndarray, ndarray) or None
         Moves from a rank to the next or previous one, inside a chunk: per rank residue,
         whether a state has a move to ``rank + 1`` (first array) or ``rank - 1`` (second).
-        :meth:`expand` leaves those moves out and the engine applies them in place as it
-        closes a layer. None when there are none.
+        :meth:`neighbours` leaves those moves out and the engine applies them in place as
+        it closes a layer. None when there are none.
     """
 
     size: int
@@ -77,16 +79,14 @@ class FrontierSpace(Protocol):
     max_degree: int
     rank_steps: tuple[np.ndarray, np.ndarray] | None
 
-    def expand(self, table: np.ndarray, lo: int, hi: int, value: int, blocks: np.ndarray,
-               out: np.ndarray) -> tuple[int, int]:
-        """List the neighbours of the frontier states in ranks ``[lo, hi)``.
+    def neighbours(self, table: np.ndarray, ranks: np.ndarray, count: int, out: np.ndarray) -> int:
+        """Write the neighbours of the states ``ranks[:count]`` (increasing) into ``out``;
+        return how many were written (at most ``count * max_degree``, which ``out`` holds).
 
-        ``table`` is the search's 2-bit table (:mod:`puzzlespace.bits`), read only; the
-        frontier's states hold ``value``; ``blocks`` flags (one byte per 2**16 ranks) the
-        blocks that may hold frontier states. Writes the ranks of neighbours into ``out``
-        (every unreached one; reached ones may be listed too) and returns ``(count,
-        next)``: when ``out`` is nearly full it stops early and ``next < hi`` is where to
-        continue. Compiled and free of the GIL, so chunks run in parallel threads.
+        Every neighbour not yet reached must be written; reached ones may be too.
+        ``table`` is the search's 2-bit table (:mod:`puzzlespace.bits`), read only, for
+        leaving reached neighbours out (an entry of 3 is unreached). Compiled and free of
+        the GIL, so batches run in parallel threads.
         """
         ...
 

@@ -1,9 +1,10 @@
 """Layer-by-layer BFS over a minimal perfect hash, 2 bits per state, on every core.
 
 The engine knows nothing of any family: it needs a
-:class:`~puzzlespace.contracts.StateIndex` (``puzzle.state_index()``). Chunks are expanded
-in parallel threads (the kernels release the GIL) and their marks merged into the table by
-the calling thread; the same split lets a distributed engine run chunks elsewhere. The
+:class:`~puzzlespace.contracts.StateIndex` (``puzzle.state_index()``). It walks the
+frontier itself (:func:`expand_span`); the index only lists the neighbours of the ranks it
+is given. Chunks are expanded in parallel threads (the kernels release the GIL) and their
+marks merged into the table by the calling thread; the same split lets a distributed engine run chunks elsewhere. The
 index's ``rank_steps``, if any, are applied in place as the layer closes
 (:func:`puzzlespace.bits.close_and_step`), with no mark to merge.
 
@@ -31,13 +32,15 @@ from ..errors import PuzzleError
 from ..contracts import FrontierSpace, PuzzleRules as Puzzle, State
 from . import checkpoint
 from ..resources import available_memory, current_rss, free_disk, human, peak_rss
-from ..bits import (BLOCK_BITS, close_and_step, close_layer, collect_layer, copy_layer, layer_value, merge_marks,
-                    new_blocks, new_table, set2)
+from ..bits import (BLOCK_BITS, close_and_step, close_layer, collect_layer, copy_layer, layer_value, list_layer,
+                    merge_marks, new_blocks, new_table, set2)
 
 #: Chunks per worker thread and layer (load balance against per-call overhead).
 CHUNKS_PER_THREAD = 8
 #: Marks one expansion call may write before it returns to have them merged.
 MARK_BUFFER = 1 << 17
+#: Most states listed at once for the index to expand (fewer calls against a smaller buffer).
+RANK_BATCH = 1 << 16
 
 
 @dataclass
@@ -94,7 +97,8 @@ class Plan:
 def plan(index: FrontierSpace, threads: int, with_checkpoints: bool, tables: int = 1) -> Plan:
     """Memory and disk of a run keeping ``tables`` 2-bit tables (2 with a tablebase)."""
     table = ((index.size + 31) // 32) * 8
-    buffers = 2 * threads * MARK_BUFFER * 8
+    marks, ranks = _buffer_sizes(index)
+    buffers = 2 * threads * (marks + ranks) * 8
     return Plan(memory=tables * table + buffers + (64 << 20), disk=2 * tables * table if with_checkpoints else 0)
 
 
@@ -122,6 +126,37 @@ def check_resources(need: Plan, max_memory: int | None, out_dir: Path | None) ->
         if need.disk > free:
             raise PuzzleError(f"checkpoints need about {human(need.disk)} of disk in {str(out_dir)!r} but only "
                               f"{human(free)} is free; choose another --out")
+
+
+def _buffer_sizes(space: FrontierSpace) -> tuple[int, int]:
+    """Entries of a mark buffer and of its rank buffer: a batch of ranks whose neighbours
+    always fit the marks."""
+    degree = max(space.max_degree, 1)
+    marks = max(MARK_BUFFER, degree)
+    return marks, min(marks // degree, RANK_BATCH)
+
+
+def expand_span(space: FrontierSpace, table: np.ndarray, lo: int, hi: int, value: int, blocks: np.ndarray,
+                out: np.ndarray, ranks: np.ndarray) -> tuple[int, int]:
+    """List the neighbours of the states of ``[lo, hi)`` whose entry is ``value`` into
+    ``out``, until it could overflow: the one walk of a frontier.
+
+    The states are listed batch by batch (:func:`puzzlespace.bits.list_layer`, into
+    ``ranks``, in increasing order) and ``space.neighbours`` writes each batch's
+    neighbours; ``blocks`` flags the blocks that may hold the frontier. Returns ``(count,
+    next)``: ``out[:count]`` holds the marks, and the states from ``next`` on are still
+    to be expanded (``next == hi`` when done). Needs ``len(out) >= space.max_degree``.
+    """
+    degree = max(space.max_degree, 1)
+    smallest = max(len(ranks) // 8, 1)  # a smaller batch is not worth a call: hand the marks over
+    count = 0
+    while lo < hi:
+        room = min(len(ranks), (len(out) - count) // degree)
+        if room < smallest:
+            break
+        listed, lo = list_layer(table, lo, hi, value, blocks, ranks[:room])
+        count += int(space.neighbours(table, ranks, listed, out[count:]))
+    return count, lo
 
 
 def chunk_spans(size: int, align: int, parts: int) -> list[tuple[int, int]]:
@@ -240,7 +275,8 @@ def run_layers(index: FrontierSpace, table, depth: int, threads: int, progress=N
     ``blocks``: flags of the blocks that may hold layer ``depth`` (default: all).
     """
     chunks = chunk_spans(index.size, index.group * 64, CHUNKS_PER_THREAD * threads)
-    buffers = [np.empty(MARK_BUFFER, dtype=np.int64) for _ in range(2 * threads)]
+    marks, ranks = _buffer_sizes(index)
+    buffers = [(np.empty(marks, dtype=np.int64), np.empty(ranks, dtype=np.int64)) for _ in range(2 * threads)]
     if blocks is None:
         blocks = np.ones_like(new_blocks(index.size))
     following = np.zeros_like(blocks)
@@ -335,7 +371,7 @@ def _save(out, puzzle, goal, index, depth, counts, table, tablebase, seconds) ->
 
 def _close_frontier(pool, index, table, chunks, depth, blocks, following, added) -> int:
     """Apply the index's rank steps from layer ``depth`` (if it has any: moves to the next
-    or previous rank, which :meth:`expand` leaves out) and close that layer, chunk by
+    or previous rank, which ``neighbours`` leaves out) and close that layer, chunk by
     chunk in parallel. ``added``: the states the marks added to layer ``depth + 1``.
 
     Returns the states the steps added. If the new layer is empty even so, layer
@@ -363,7 +399,7 @@ def _expand_layer(pool, index, table, chunks, depth, buffers, blocks, following,
     """Expand every chunk of layer ``depth``; merge the marks as they come; return states added.
 
     Worker threads expand chunks (or the rest of one, when a buffer fills up) into mark
-    buffers; this thread merges each buffer as it comes back and hands it out again, so
+    buffers (:func:`expand_span`); this thread merges each buffer as it comes back and hands it out again, so
     merging (memory-bound: marks land anywhere in the table) overlaps expansion. One
     thread writes the table, so no atomic operation is needed. ``blocks`` cover the
     layer; the merge sets ``following`` for the blocks of the new states.
@@ -374,8 +410,8 @@ def _expand_layer(pool, index, table, chunks, depth, buffers, blocks, following,
     todo = list(reversed(chunks))
     added = done = 0
 
-    def submit(lo: int, hi: int, buf: np.ndarray) -> None:
-        pending[pool.submit(index.expand, table, lo, hi, frontier, blocks, buf)] = (buf, hi)
+    def submit(lo: int, hi: int, buf: tuple[np.ndarray, np.ndarray]) -> None:
+        pending[pool.submit(expand_span, index, table, lo, hi, frontier, blocks, *buf)] = (buf, hi)
 
     while free_buffers and todo:
         submit(*todo.pop(), free_buffers.pop())
@@ -384,7 +420,7 @@ def _expand_layer(pool, index, table, chunks, depth, buffers, blocks, following,
         for fut in finished:
             buf, hi = pending.pop(fut)
             count, nxt = fut.result()
-            added += int(merge_marks(table, buf, count, new, following))
+            added += int(merge_marks(table, buf[0], count, new, following))
             if nxt < hi:
                 submit(nxt, hi, buf)
                 continue

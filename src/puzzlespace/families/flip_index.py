@@ -12,7 +12,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from ..bits import get2, next_in_layer, pattern
+from ..bits import get2
 from ..errors import PuzzleError
 from ..fastdiv import divisor, mul_shift
 from .base import State
@@ -40,32 +40,25 @@ def _unrank(i, orbit_cells, orbit_len, dig2pat, radix, cells):
 
 
 @nb.njit(cache=True, nogil=True)
-def expand_flip(table, lo, hi, value, blocks, radix, radix_m, radix_s, move_orbits, digit_change, out):
-    """Unreached neighbours of the frontier states in ``[lo, hi)`` (read-only; see TokenIndex.expand).
+def expand_flip(table, ranks, count, radix, radix_m, radix_s, move_orbits, digit_change, out):
+    """Write the unreached neighbours of the states ``ranks[:count]`` (increasing) into
+    ``out``; return how many (``table`` is read only).
 
     A move maps every orbit onto itself and touches only the orbits with a cell on its
     line (``move_orbits[m]``, -1 after the last), so the neighbour's rank is the state's
     plus, per touched orbit ``o``, ``digit_change[m * K + k, d]``: the change of the rank
     when the orbit's digit ``d`` becomes the moved pattern's (``K`` = ``move_orbits``'
-    columns). The states are walked in rank order and their digits kept by adding the
-    gap to the last one, odometer-like (``radix_m``, ``radix_s``: division by each radix
-    as a multiply and a shift, :mod:`puzzlespace.fastdiv`).
+    columns). The states' digits are kept by adding the gap to the last one,
+    odometer-like (``radix_m``, ``radix_s``: division by each radix as a multiply and a
+    shift, :mod:`puzzlespace.fastdiv`).
     """
     n_orbits = radix.shape[0]
     n_moves, per_move = move_orbits.shape
     digits = np.zeros(n_orbits, dtype=np.int64)
     current = 0  # the rank whose digits are in ``digits``
-    count = 0
-    room = out.shape[0] - n_moves
-    words = table.view(np.uint64)
-    pat = pattern(value)
-    i = lo - 1
-    while True:
-        i = next_in_layer(words, i + 1, hi, pat, blocks)
-        if i >= hi:
-            break
-        if count > room:
-            return count, i
+    written = 0
+    for t in range(count):
+        i = ranks[t]
         carry = i - current
         current = i
         x = 0
@@ -85,9 +78,9 @@ def expand_flip(table, lo, hi, value, blocks, radix, radix_m, radix_s, move_orbi
                     break
                 j += digit_change[m * per_move + k, digits[o]]
             if get2(table, j) == 3:
-                out[count] = j
-                count += 1
-    return count, hi
+                out[written] = j
+                written += 1
+    return written
 
 
 class FlipIndex:
@@ -170,7 +163,7 @@ class FlipIndex:
         _unrank(np.int64(i), self.orbit_cells, self.orbit_len, self.dig2pat, self.radix, cells)
         return tuple(int(c) for c in cells)
 
-    def expand(self, table, lo: int, hi: int, value: int, blocks, out: np.ndarray) -> tuple[int, int]:
-        """See :meth:`FrontierSpace.expand <puzzlespace.contracts.FrontierSpace.expand>`."""
-        return expand_flip(table, lo, hi, value, blocks, self.radix, self.radix_m, self.radix_s, self.move_orbits,
+    def neighbours(self, table, ranks: np.ndarray, count: int, out: np.ndarray) -> int:
+        """See :meth:`FrontierSpace.neighbours <puzzlespace.contracts.FrontierSpace.neighbours>`."""
+        return expand_flip(table, ranks, count, self.radix, self.radix_m, self.radix_s, self.move_orbits,
                            self.digit_change, out)

@@ -29,15 +29,10 @@ from math import factorial
 import numba as nb
 import numpy as np
 
-from ..bits import BLOCK_BITS, lowest_bit, match_word, pattern
 from ..fastdiv import divisor, mul_shift
 from .base import State
 
 MAX_NODES = 20
-_ONE = np.uint64(1)
-_ZERO = np.uint64(0)
-_BLOCK_WORD_BITS = BLOCK_BITS - 5
-_BLOCK_WORD_MASK = (1 << _BLOCK_WORD_BITS) - 1
 
 
 @nb.njit(cache=True, nogil=True)
@@ -142,31 +137,23 @@ def _window_change(digits, src, dst, m, fact):
 
 # Columns of a move's row in the ``moves`` array of :func:`move_table`.
 _U, _SRC, _DST, _LOW, _TOP, _QM, _QS, _C, _CM, _CS, _AT, _CROSS = range(12)
-#: Words of the table the kernel matches at once (in vector instructions) before it walks their states.
-_SEGMENT = 256
 
 
 @nb.njit(cache=True, nogil=True)
-def expand_groups(table, lo, hi, value, blocks, consts, sptr, moves, need, fact, suffix, changes, out):
-    """Neighbours of the frontier states in ranks ``[lo, hi)``, except those by moves to
-    node ``b +- 1`` (see :attr:`TokenIndex.rank_steps`).
+def expand_groups(ranks, count, consts, sptr, moves, need, fact, suffix, changes, out):
+    """Write the neighbours of the states ``ranks[:count]`` (increasing) into ``out``,
+    except those by moves to node ``b +- 1`` (see :attr:`TokenIndex.rank_steps`); return
+    how many (``out`` holds at least ``count`` times the most moves of a node).
 
-    Reads only: a state is expanded when its table entry is ``value`` (``blocks``: flags
-    that cover those states, see :mod:`puzzlespace.bits`). Writes into ``out``
-    the ranks of all its neighbours, reached or not (a move that shifts a token along the
+    All neighbours are written, reached or not: a move that shifts a token along the
     sequence lands anywhere in the table, and reading the entry there costs more than
-    letting the merge, which reads it anyway, drop it). Stops early when ``out`` could
-    overflow; returns ``(count, next)``, where the states from ``next`` on are still to
-    be expanded (``next == hi`` when done).
+    letting the merge, which reads it anyway, drop it.
 
-    The table is matched ``_SEGMENT`` words at a time in vector instructions, and the
-    words with frontier states listed without a branch on them; then their states are
-    expanded. The sequence's Lehmer digits are split into a *prefix* (positions
-    ``0..k-1``), fixed within a *block* of consecutive groups and decoded once per block,
-    and a *suffix* (positions ``k..m-1``) whose digits and parity are read from
-    ``suffix`` at the group's offset in its block: no division or counting per state,
-    however far apart the frontier states are (``consts`` and ``suffix``: see
-    :attr:`TokenIndex.kernel_tables`).
+    The sequence's Lehmer digits are split into a *prefix* (positions ``0..k-1``), fixed
+    within a *block* of consecutive groups and decoded once per block, and a *suffix*
+    (positions ``k..m-1``) whose digits and parity are read from ``suffix`` at the group's
+    offset in its block: no division or counting per state, however far apart the states
+    are (``consts`` and ``suffix``: see :attr:`TokenIndex.kernel_tables`).
 
     Every move listed (``sptr``/``moves``: per node, the moves that are not to
     ``b +- 1``) shifts one token along the sequence; the rank change depends on the
@@ -186,100 +173,68 @@ def expand_groups(table, lo, hi, value, blocks, consts, sptr, moves, need, fact,
     kept_block = np.full(n_moves, -1, dtype=np.int64)  # block and window digits of kept[e]
     kept_q = np.zeros(n_moves, dtype=np.int64)
     kept = np.zeros(n_moves, dtype=np.int64)
-    words = table.view(np.uint64)
-    pat = pattern(value)
-    count = 0
-    room = out.shape[0] - n_moves
+    written = 0
     block = -1
     block_start = 0
     block_end = 0
     prefix_parity = 0
     filled = -1  # the state whose suffix digits are in ``digits``
-    w = lo >> 5
-    end = (hi + 31) >> 5
-    below_lo = (_ONE << np.uint64((lo & 31) << 1)) - _ONE  # entries of the first word before lo
-    matches = np.empty(_SEGMENT, dtype=np.uint64)
-    nonzero = np.empty(_SEGMENT, dtype=np.int64)
-    while w < end:
-        if w & _BLOCK_WORD_MASK == 0 and blocks[w >> _BLOCK_WORD_BITS] == 0:
-            w += _BLOCK_WORD_MASK + 1  # a block of the table whose flag is clear
-            below_lo = _ZERO
-            continue
-        stop = min(end, (w | _BLOCK_WORD_MASK) + 1, w + _SEGMENT)
-        segment, found = words[w:stop], matches[:stop - w]
-        for j in range(stop - w):  # vector instructions
-            found[j] = match_word(segment[j], pat)
-        found[0] &= ~below_lo
-        below_lo = _ZERO
-        words_found = 0
-        for j in range(stop - w):  # no branch on the entries
-            nonzero[words_found] = j
-            words_found += np.int64(found[j] != 0)
-        for t in range(words_found):
-            bits = found[nonzero[t]]
-            first = (w + nonzero[t]) << 5
-            while bits != 0:
-                i = first + (lowest_bit(bits) >> 1)
-                bits &= bits - _ONE
-                if i >= hi:
-                    return count, hi
-                if count > room:
-                    return count, i
-                group = mul_shift(i, group_m, group_s)
-                if group >= block_end:  # a new block of groups: decode its prefix digits
-                    block = group // block_groups
-                    block_start = block * block_groups
-                    block_end = block_start + block_groups
-                    r = block
-                    prefix_parity = 0
-                    for x in range(k - 1, -1, -1):
-                        q = r // (m - x)
-                        digits[x] = r - q * (m - x)
-                        prefix_parity += digits[x]
-                        r = q
-                off = group - block_start
-                sd = suffix[off]
-                b = i - group * n
-                rank = group * step
-                off2 = off * step
-                odd = 0
-                if bipartite:
-                    odd = (prefix_parity ^ np.int64(sd >> 31) ^ need[b]) & 1
-                    rank += odd
-                    off2 += odd
-                for e in range(sptr[b], sptr[b + 1]):
-                    # the window's suffix digits, off2 // F; the products stay below 2**63 (move_table
-                    # checks it), so a 64-bit multiply is exact and cheaper than fastdiv's 128-bit one
-                    q = (off2 * moves[e, _QM]) >> moves[e, _QS]
-                    at = moves[e, _AT]
-                    if at >= 0:  # read the change from the window's table
-                        if base_block[e] != block:
-                            h = 0
-                            for x in range(moves[e, _LOW], min(moves[e, _TOP] + 1, k)):
-                                h = h * (m - x) + digits[x]
-                            base[e] = h * moves[e, _CROSS]
-                            base_block[e] = block
-                        c = q - ((q * moves[e, _CM]) >> moves[e, _CS]) * moves[e, _C]
-                        r = changes[at + base[e] + c]
-                    elif kept_block[e] == block and kept_q[e] == q:
-                        r = kept[e]
-                    else:  # compute it from the digits, and keep it
-                        if filled != i:
-                            s = np.int64(sd)
-                            for x in range(k, m):
-                                digits[x] = s & 7
-                                s >>= 3
-                            if bipartite:
-                                digits[m - 2] = odd
-                            filled = i
-                        r = _window_change(digits, moves[e, _SRC], moves[e, _DST], m, fact)
-                        kept_block[e] = block
-                        kept_q[e] = q
-                        kept[e] = r
-                    out[count] = ((rank + r) >> shift) * n + moves[e, _U]
-                    count += 1
-        w = stop
-    return count, hi
+    for t in range(count):
+        i = ranks[t]
+        group = mul_shift(i, group_m, group_s)
+        if group >= block_end:  # a new block of groups: decode its prefix digits
+            block = group // block_groups
+            block_start = block * block_groups
+            block_end = block_start + block_groups
+            r = block
+            prefix_parity = 0
+            for x in range(k - 1, -1, -1):
+                q = r // (m - x)
+                digits[x] = r - q * (m - x)
+                prefix_parity += digits[x]
+                r = q
+        off = group - block_start
+        sd = suffix[off]
+        b = i - group * n
+        rank = group * step
+        off2 = off * step
+        odd = 0
+        if bipartite:
+            odd = (prefix_parity ^ np.int64(sd >> 31) ^ need[b]) & 1
+            rank += odd
+            off2 += odd
+        for e in range(sptr[b], sptr[b + 1]):
+            # the window's suffix digits, off2 // F; the products stay below 2**63 (move_table
+            # checks it), so a 64-bit multiply is exact and cheaper than fastdiv's 128-bit one
+            q = (off2 * moves[e, _QM]) >> moves[e, _QS]
+            at = moves[e, _AT]
+            if at >= 0:  # read the change from the window's table
+                if base_block[e] != block:
+                    h = 0
+                    for x in range(moves[e, _LOW], min(moves[e, _TOP] + 1, k)):
+                        h = h * (m - x) + digits[x]
+                    base[e] = h * moves[e, _CROSS]
+                    base_block[e] = block
+                c = q - ((q * moves[e, _CM]) >> moves[e, _CS]) * moves[e, _C]
+                r = changes[at + base[e] + c]
+            elif kept_block[e] == block and kept_q[e] == q:
+                r = kept[e]
+            else:  # compute it from the digits, and keep it
+                if filled != i:
+                    s = np.int64(sd)
+                    for x in range(k, m):
+                        digits[x] = s & 7
+                        s >>= 3
+                    if bipartite:
+                        digits[m - 2] = odd
+                    filled = i
+                r = _window_change(digits, moves[e, _SRC], moves[e, _DST], m, fact)
+                kept_block[e] = block
+                kept_q[e] = q
+                kept[e] = r
+            out[written] = ((rank + r) >> shift) * n + moves[e, _U]
+            written += 1
+    return written
 
 
 @nb.njit(cache=True, nogil=True)
@@ -419,10 +374,10 @@ class TokenIndex:
         Name and version of the layout (recorded in checkpoints and tablebases).
     rank_steps : (ndarray, ndarray) or None
         The moves to node ``b +- 1`` (None if the graph has none): they keep the group, so
-        they go to the next or the previous rank. :meth:`expand` leaves them out; the
+        they go to the next or the previous rank. :meth:`neighbours` leaves them out; the
         engine applies them in place when it closes the layer (no mark, no merge).
     kernel_tables : tuple
-        What :meth:`expand` needs besides the table (built on first use).
+        What :meth:`neighbours` needs (built on first use).
 
     Parameters
     ----------
@@ -455,7 +410,7 @@ class TokenIndex:
         self.group = n
         self.suffix_length, self.table_limit = suffix_length, table_limit
         self._kernel, self._kernel_lock = None, threading.Lock()
-        self.max_degree = max(len(a) for a in g.neighbors)
+        self.max_degree = max(int(self.sptr[b + 1] - self.sptr[b]) for b in range(n))  # rank steps apart
         self.scheme = f"token-group-lex/{'half' if self.bipartite else 'full'}/v1"
 
     def rank(self, state: State) -> int:
@@ -491,8 +446,8 @@ class TokenIndex:
         consts = np.array([n, n - 1, step, k, *divisor(n, max(self.size, 1)), len(suffix)], dtype=np.int64)
         return consts, self.sptr, moves, self.need, self.fact, suffix, changes
 
-    def expand(self, table, lo: int, hi: int, value: int, blocks, out: np.ndarray) -> tuple[int, int]:
-        """:meth:`FrontierSpace.expand <puzzlespace.contracts.FrontierSpace.expand>`: all the
-        neighbours (the merge drops the reached ones) except those by the moves of
+    def neighbours(self, table, ranks: np.ndarray, count: int, out: np.ndarray) -> int:
+        """:meth:`FrontierSpace.neighbours <puzzlespace.contracts.FrontierSpace.neighbours>`:
+        all the neighbours (the merge drops the reached ones) except those by the moves of
         :attr:`rank_steps`."""
-        return expand_groups(table, lo, hi, value, blocks, *self.kernel_tables, out)
+        return expand_groups(ranks, count, *self.kernel_tables, out)

@@ -33,7 +33,7 @@ from typing import Sequence
 import numba as nb
 import numpy as np
 
-from ..bits import get2, lowest_bit, match_word, next_in_layer, pattern, popcount
+from ..bits import get2, lowest_bit, match_word, pattern, popcount
 
 MAX_NODES = 64
 _ONE = np.uint64(1)
@@ -98,8 +98,9 @@ def slot_of(cells, k, n, blank, nbr):
 
 
 @nb.njit(cache=True, nogil=True)
-def expand_pattern(table, lo, hi, value, blocks, n, k, nbr, max_moves, out):
-    """Neighbours of the frontier slots in ``[lo, hi)`` (the explore engine's expand contract).
+def expand_pattern(table, ranks, count, n, k, nbr, out):
+    """Write the unreached neighbours of the slots ``ranks[:count]`` into ``out``; return
+    how many (``table`` is read only).
 
     For each state: its region by flood fill, then every group tile next to the region
     steps into it (the blank takes the tile's node; the new region is filled from there).
@@ -108,22 +109,14 @@ def expand_pattern(table, lo, hi, value, blocks, n, k, nbr, max_moves, out):
     full = ((_ONE << np.uint64(n)) - _ONE) if n < 64 else ~np.uint64(0)
     cells = np.empty(k, dtype=np.int64)
     tile_at = np.full(n, -1, dtype=np.int64)
-    count = 0
-    room = out.shape[0] - max_moves
-    words = table.view(np.uint64)
-    pat = pattern(value)
-    i = lo - 1
-    while True:
-        i = next_in_layer(words, i + 1, hi, pat, blocks)
-        if i >= hi:
-            break
-        if count > room:
-            return count, i
+    written = 0
+    for t in range(count):
+        i = ranks[t]
         unrank_cells(i // nf, k, n, cells)
         occ = np.uint64(0)
-        for t in range(k):
-            occ |= _ONE << np.uint64(cells[t])
-            tile_at[cells[t]] = t
+        for g in range(k):
+            occ |= _ONE << np.uint64(cells[g])
+            tile_at[cells[g]] = g
         free = full & ~occ
         blank = free
         for _ in range(i % nf):
@@ -136,18 +129,18 @@ def expand_pattern(table, lo, hi, value, blocks, n, k, nbr, max_moves, out):
             while adj != 0:
                 x = lowest_bit(adj)
                 adj &= adj - _ONE
-                t = tile_at[x]
-                cells[t] = v
+                g = tile_at[x]
+                cells[g] = v
                 free2 = free ^ (_ONE << np.uint64(x)) ^ (_ONE << np.uint64(v))
                 low = np.uint64(lowest_bit(_region(x, free2, nbr)))
                 j = rank_cells(cells, 0, k, n) * nf + popcount(free2 & ((_ONE << low) - _ONE))
-                cells[t] = x
+                cells[g] = x
                 if get2(table, j) == 3:
-                    out[count] = j
-                    count += 1
-        for t in range(k):
-            tile_at[cells[t]] = -1
-    return count, hi
+                    out[written] = j
+                    written += 1
+        for g in range(k):
+            tile_at[cells[g]] = -1
+    return written
 
 
 @nb.njit(cache=True, nogil=True)
@@ -226,10 +219,9 @@ class PatternSpace:
     def roots(self) -> list[int]:
         return [self.slot(self.goal)]
 
-    def expand(self, table, lo: int, hi: int, value: int, blocks, out: np.ndarray) -> tuple[int, int]:
-        """See :meth:`FrontierSpace.expand <puzzlespace.contracts.FrontierSpace.expand>`."""
-        return expand_pattern(table, lo, hi, value, blocks, self.n, self.k, self.nbr, self.max_degree, out)
-
+    def neighbours(self, table, ranks: np.ndarray, count: int, out: np.ndarray) -> int:
+        """See :meth:`FrontierSpace.neighbours <puzzlespace.contracts.FrontierSpace.neighbours>`."""
+        return expand_pattern(table, ranks, count, self.n, self.k, self.nbr, out)
 
 def pattern_distances(space: PatternSpace, *, threads: int | None = None, max_memory: int | None = None,
                       progress=None, resume=None, after_layer=None) -> np.ndarray:

@@ -1,0 +1,96 @@
+"""Two versions of puzzlespace side by side: whole commands, alternated, in one run.
+
+``python bench/bench_ab.py --base REV [--repeat N] [CASE ...]`` checks ``REV`` out into a
+temporary git worktree and runs each case's command with that tree's ``src`` and with
+this tree's ``src`` on ``PYTHONPATH``, alternately (base, this, base, this, ...), so a
+slow moment of a shared machine falls on both. One warm-up run of each fills numba's
+cache first. Prints, per case and version, the best and the median wall time of the
+whole process and of the engine (the ``seconds`` of ``explore --json``; for pattern
+builds the whole process), and the ratio this / base of the best times.
+
+Cases (default: all): ``4x3``, ``6x2``, ``flip:5x5`` (``explore PUZZLE --threads 2
+--json``) and ``pdb-6-6-3`` (``pdb build 4x4 --heuristic pdb:6-6-3 --rebuild`` into a
+fresh cache folder). Standard library only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import harness
+
+ROOT = Path(__file__).resolve().parent.parent
+CASES = {
+    "4x3": ["explore", "4x3", "--threads", "2", "--json"],
+    "6x2": ["explore", "6x2", "--threads", "2", "--json"],
+    "flip:5x5": ["explore", "flip:5x5", "--threads", "2", "--json"],
+    "pdb-6-6-3": ["pdb", "build", "4x4", "--heuristic", "pdb:6-6-3", "--rebuild", "--threads", "2"],
+}
+
+
+def run(src: Path, args: list[str], cache: Path) -> tuple[float, float]:
+    """Wall seconds of the whole command and of its engine (``seconds`` in its JSON, else the wall)."""
+    env = dict(os.environ, PYTHONPATH=str(src), PUZZLESPACE_CACHE=str(cache))
+    t0 = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "puzzlespace", *args], env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(args)} failed with {src}: {done.stderr.strip()}")
+    try:
+        engine = float(json.loads(done.stdout)["seconds"])
+    except (ValueError, KeyError, TypeError):
+        engine = wall
+    return wall, engine
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--base", required=True, help="the commit to compare with")
+    ap.add_argument("--repeat", type=int, default=5, help="timed runs per case and version (default 5)")
+    ap.add_argument("cases", nargs="*", default=list(CASES), help=f"cases (default: {' '.join(CASES)})")
+    args = ap.parse_args(argv)
+    unknown = [c for c in args.cases if c not in CASES]
+    if unknown:
+        ap.error(f"unknown case(s) {unknown}; choose from {list(CASES)}")
+    base_rev = subprocess.run(["git", "rev-parse", "--short", args.base], cwd=ROOT, capture_output=True,
+                              text=True, check=True).stdout.strip()
+    head = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=ROOT, capture_output=True, text=True,
+                          check=True).stdout.strip()
+    print(f"# bench_ab: base {base_rev} against {head}; {os.cpu_count()} cores, {harness.cpu_model()}, "
+          f"load {harness.loadavg()}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+    with tempfile.TemporaryDirectory(prefix="puzzlespace-ab-") as tmp:
+        tree = Path(tmp) / "base"
+        subprocess.run(["git", "worktree", "add", "--detach", str(tree), base_rev], cwd=ROOT, check=True,
+                       capture_output=True)
+        try:
+            versions = {"base": tree / "src", "this": ROOT / "src"}
+            print("| case | version | best wall s | median wall s | best engine s | median engine s |")
+            print("|---|---|---|---|---|---|")
+            for case in args.cases:
+                times: dict[str, list[tuple[float, float]]] = {v: [] for v in versions}
+                for name, src in versions.items():  # warm-up: numba's cache
+                    run(src, CASES[case], Path(tmp) / f"cache-{name}")
+                for _ in range(args.repeat):
+                    for name, src in versions.items():
+                        times[name].append(run(src, CASES[case], Path(tmp) / f"cache-{name}"))
+                for name in versions:
+                    walls, engines = [t[0] for t in times[name]], [t[1] for t in times[name]]
+                    print(f"| {case} | {name} | {min(walls):.3f} | {statistics.median(walls):.3f} | "
+                          f"{min(engines):.3f} | {statistics.median(engines):.3f} |")
+                ratio = min(t[1] for t in times["this"]) / min(t[1] for t in times["base"])
+                print(f"| {case} | this / base | | | {ratio:.3f} | |", flush=True)
+        finally:
+            subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=ROOT, capture_output=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
