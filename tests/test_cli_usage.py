@@ -4,6 +4,7 @@ the answers scripts rely on (JSON on every outcome, the cached tablebase, distin
 import json
 import os
 import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -192,9 +193,10 @@ def test_ctrl_c_in_explore_says_what_is_saved_and_how_to_resume(tmp_path):
     assert stderr.count("\n") == 1
     assert stderr.startswith(f"stopped: interrupted; layer {depth} is saved in {str(out)!r}; continue with: ")
     again = stderr.split("continue with: ")[1].strip()
-    assert again == f"puzzlespace explore 5x2 --out {out} --resume"
+    assert again == f"puzzlespace explore 5x2 --out {out} --resume --json"  # the same options, and --resume
     assert not [f for f in out.iterdir() if f.name.endswith(".tmp")]
-    resumed = subprocess.run(cmd + ["--resume"], capture_output=True, text=True, check=True)
+    resumed = subprocess.run([sys.executable, "-m", "puzzlespace.cli", *shlex.split(again)[1:]], capture_output=True,
+                             text=True, check=True)
     from puzzlespace import load_puzzle
     from puzzlespace.explore.engine import explore
 

@@ -52,14 +52,15 @@ def _flips(raw: bytes, positions):
 
 def _tally(name: str, outcomes: Counter) -> None:
     print(f"\n{name}: {sum(outcomes.values())} trials, " + ", ".join(f"{k} {v}" for k, v in sorted(outcomes.items())))
-    assert outcomes["wrong"] == 0, outcomes
+    assert outcomes["wrong"] == 0 and outcomes["refused without the file and the fix"] == 0, outcomes
 
 
-def _try(read, same) -> str:
+def _try(read, same, names: tuple[str, ...] = ()) -> str:
+    """``refused`` only with a message that holds every one of ``names`` (the file, the fix)."""
     try:
         got = read()
-    except PuzzleError:
-        return "refused"
+    except PuzzleError as exc:
+        return "refused" if all(n in str(exc) for n in names) else "refused without the file and the fix"
     return "correct" if same(got) else "wrong"
 
 
@@ -90,7 +91,7 @@ def test_tablebase_bit_flips_are_refused_or_harmless(small_tablebase, tmp_path):
     for positions in (range(end), _body_sample(end, len(raw), 1)):
         for damaged in _flips(raw, positions):
             victim.write_bytes(damaged)
-            outcomes[_try(lambda: tb.load(victim, p), same)] += 1
+            outcomes[_try(lambda: tb.load(victim, p), same, (str(victim), "make it again with explore --save"))] += 1
     _tally("tablebase (3x2): every header bit, 300 body bytes x 8 bits", outcomes)
 
 
@@ -106,7 +107,8 @@ def test_pattern_database_bit_flips_are_refused_or_harmless(tmp_path):
     for positions in (range(end), _body_sample(end, len(raw), 2)):
         for damaged in _flips(raw, positions):
             victim.write_bytes(damaged)
-            outcomes[_try(lambda: store.read(victim, expected), lambda db: np.array_equal(db.table, good.table))] += 1
+            outcomes[_try(lambda: store.read(victim, expected), lambda db: np.array_equal(db.table, good.table),
+                          (str(victim),))] += 1
     _tally("pattern database (3x3, tiles 1,2): every header bit, every body bit", outcomes)
 
 
@@ -198,7 +200,7 @@ def _fail_on_write(monkeypatch, after: int) -> None:
     monkeypatch.setattr(checkpoint, "write_atomic", failing)
 
 
-@pytest.mark.parametrize("after", [0, 1, 4, 9, 20])
+@pytest.mark.parametrize("after", range(44))  # 3x2 writes a table and a manifest per layer: 44 writes in all
 def test_a_disk_filling_during_checkpoints_keeps_the_last_good_one(tmp_path, monkeypatch, after):
     p = ps.load_puzzle("3x2")
     out = tmp_path / "ck"
@@ -213,6 +215,72 @@ def test_a_disk_filling_during_checkpoints_keeps_the_last_good_one(tmp_path, mon
         assert json.loads((out / "manifest.json").read_text())["depth"] == depth
         resumed = runner.invoke(app, ["explore", "3x2", "--out", str(out), "--resume", "--json"])
         assert json.loads(resumed.stdout)["depth_counts"] == explore(p).depth_counts
+
+
+def test_a_checkpoint_without_room_is_not_begun(tmp_path, monkeypatch):
+    """Free space is checked before each checkpoint (the old one's files count as free):
+    short of it, the run stops with the last good checkpoint whole, and resumes."""
+    real, calls = checkpoint.free_disk, [0]
+
+    def scarce(path):
+        calls[0] += 1
+        return real(path) if calls[0] <= 5 else 1000
+
+    monkeypatch.setattr(checkpoint, "free_disk", scarce)
+    out = tmp_path / "ck"
+    r = runner.invoke(app, ["explore", "3x2", "--out", str(out), "--json"])
+    assert r.exit_code == 2 and len(r.stderr.splitlines()) == 1, r.output
+    assert "could not write the checkpoint of layer 5" in r.stderr and "free" in r.stderr
+    assert "the checkpoint of layer 4 is intact" in r.stderr
+    assert json.loads((out / "manifest.json").read_text())["depth"] == 4
+    monkeypatch.undo()
+    resumed = runner.invoke(app, ["explore", "3x2", "--out", str(out), "--resume", "--json"])
+    assert json.loads(resumed.stdout)["depth_counts"] == explore(ps.load_puzzle("3x2")).depth_counts
+
+
+@pytest.mark.parametrize("after", range(30))
+def test_a_disk_filling_during_a_pattern_database_build(tmp_path, monkeypatch, after):
+    """A full disk at each write of a build that checkpoints every layer: a failed
+    checkpoint is passed over, a failed save is one line; the next build is sound."""
+    cache = str(tmp_path / "c")
+    build = ["pdb", "build", "3x3", "--heuristic", "pdb:2", "--cache-dir", cache]
+    monkeypatch.setattr(store, "CHECKPOINT_SECONDS", 0)
+    _fail_on_write(monkeypatch, after)
+    r = runner.invoke(app, build)
+    assert r.exception is None or isinstance(r.exception, SystemExit), r.exception
+    assert r.exit_code == 0 or (r.exit_code == 2 and "No space" in r.stderr.splitlines()[-1]), r.output
+    monkeypatch.undo()
+    assert runner.invoke(app, build).exit_code == 0
+    verified = runner.invoke(app, ["pdb", "verify", "--cache-dir", cache])
+    assert verified.exit_code == 0 and "1 of 1 pattern databases" in verified.stdout, verified.output
+
+
+def test_a_damaged_cached_tablebase_is_passed_over_or_named(tmp_path, monkeypatch):
+    """solve (auto) searches instead; distance and --method table name the file and the fix."""
+    monkeypatch.setenv("PUZZLESPACE_CACHE", str(tmp_path))
+    assert runner.invoke(app, ["explore", "3x2", "--save", "cache"]).exit_code == 0
+    (path,) = tmp_path.rglob("*.pstb")
+    raw = bytearray(path.read_bytes())
+    raw[40] ^= 4
+    path.write_bytes(bytes(raw))
+    r = runner.invoke(app, ["solve", "3x2", "4 1 2/5 0 3", "--json"])
+    assert r.exit_code == 0 and json.loads(r.stdout)["length"] == 5
+    for args in (["distance", "3x2", "4 1 2/5 0 3"], ["solve", "3x2", "4 1 2/5 0 3", "--method", "table"]):
+        r = runner.invoke(app, args)
+        assert r.exit_code == 2 and len(r.stderr.splitlines()) == 1, r.output
+        assert str(path) in r.stderr and "'puzzlespace explore sliding:3x2 --save cache'" in r.stderr
+
+
+def test_concurrent_pattern_database_builds_agree(tmp_path):
+    """Three builders of the same databases at once: each waits for the file's lock, all
+    finish, and the cache holds one sound copy of each."""
+    cache = str(tmp_path / "c")
+    procs = [subprocess.Popen(_cli("pdb", "build", "4x3", "--cache-dir", cache), stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(3)]
+    results = [(p.wait(timeout=600), p.stderr.read()) for p in procs]
+    assert all(code == 0 for code, _ in results), results
+    verified = runner.invoke(app, ["pdb", "verify", "--cache-dir", cache])
+    assert verified.exit_code == 0 and "2 of 2 pattern databases" in verified.stdout, verified.output
 
 
 def test_a_full_disk_at_save_is_one_line(tmp_path, monkeypatch):
@@ -299,7 +367,7 @@ WORDS = st.one_of(
     st.text(max_size=12),
 )
 COMMANDS = st.sampled_from([["check"], ["solve"], ["distance"], ["generate"], ["explore"], ["pdb", "list"],
-                            ["pdb", "verify"], ["pdb", "remove"], ["batch"], []])
+                            ["pdb", "verify"], ["pdb", "remove"], ["pdb", "build"], ["batch"], []])
 
 
 @FUZZ

@@ -179,7 +179,7 @@ def solve(puzzle: str, position: str, goal: Optional[str], method: str, heuristi
         plan = plan_solving(p, method, heuristic, table=_tablebase(table, p) if table else None)
         try:
             if plan.builds_patterns:
-                plan = _with_patterns(plan, puzzle, goal, show=not as_json, deadline=deadline)
+                plan = _with_patterns(plan, puzzle, goal, show=True, deadline=deadline)  # stderr: JSON stays clean
             remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
             with _search_status(enabled=not as_json) as report:
                 sol = solve_position(p, state, time_limit=remaining, progress=report, plan=plan)
@@ -390,7 +390,7 @@ def explore(puzzle: str, goal: Optional[str], out_dir: Optional[Path], resume: b
                 if save_path is not None:
                     _save_tablebase(p, result, save_path)
         except KeyboardInterrupt:
-            err.print(f"stopped: interrupted; {_saved_layer(out_dir, puzzle, goal, save, threads, max_memory)}",
+            err.print(f"stopped: interrupted; {_saved_layer(out_dir)}",
                       markup=False)
             raise Stop(EXIT_INTERRUPTED)
         if plot is not None:
@@ -401,8 +401,7 @@ def explore(puzzle: str, goal: Optional[str], out_dir: Optional[Path], resume: b
     _print_exploration(p, result)
 
 
-def _saved_layer(out_dir: Optional[Path], puzzle: str, goal: Optional[str], save: Optional[Path],
-                 threads: Optional[int], max_memory: Optional[str]) -> str:
+def _saved_layer(out_dir: Optional[Path]) -> str:
     """What an interrupted exploration kept, and the command that continues it."""
     from .explore.checkpoint import read_manifest
 
@@ -412,9 +411,24 @@ def _saved_layer(out_dir: Optional[Path], puzzle: str, goal: Optional[str], save
         depth = int(read_manifest(out_dir, "")["depth"])
     except (PuzzleError, KeyError, TypeError, ValueError):
         return f"no layer was saved in {str(out_dir)!r}"
-    again = _command_line("explore", puzzle, goal=goal, out=str(out_dir), save=None if save is None else str(save),
-                          threads=None if threads is None else str(threads), max_memory=max_memory)
-    return f"layer {depth} is saved in {str(out_dir)!r}; continue with: {again} --resume"
+    return f"layer {depth} is saved in {str(out_dir)!r}; continue with: {_this_command(resume=True, force=False)}"
+
+
+def _this_command(**changes) -> str:
+    """The command being run, as a shell line, with the options in ``changes`` set
+    (options left at their defaults are left out)."""
+    ctx = click.get_current_context()
+    values = dict(ctx.params, **changes)
+    words = [ctx.command_path]
+    for param in ctx.command.params:
+        value = values.get(param.name)
+        if isinstance(param, click.Argument):
+            words.append(shlex.quote(str(value)))
+        elif getattr(param, "is_flag", False):
+            words += [max(param.opts, key=len)] if value else []
+        elif value is not None and value != param.default:
+            words += [max(param.opts, key=len), shlex.quote(str(value))]
+    return " ".join(words)
 
 
 def _save_path(p: Puzzle, save: Path) -> Path:
@@ -510,8 +524,11 @@ def _plot_depths(result, path: Path) -> None:
     ax.set_ylabel("positions")
     ax.set_title(f"{result.puzzle}: {result.states:,} positions, God's number {result.max_depth}")
     fig.tight_layout()
+    from .datafile import locked, write_atomic
+
     try:
-        fig.savefig(path)
+        with locked(path, "the plot"):
+            write_atomic(path, lambda f: fig.savefig(f, format=path.suffix.lower()[1:]))
     except OSError as exc:
         raise PuzzleError(f"cannot write the plot {str(path)!r}: {exc.strerror or exc}") from None
     finally:
@@ -719,7 +736,8 @@ def pdb_verify(cache_dir: Optional[Path]) -> None:
                       markup=False)
         except PuzzleError as exc:
             bad += 1
-            out.print(f"BAD      {path.name}: {exc}", markup=False)
+            out.print(f"BAD      {path.name}: {exc}; remove it with 'puzzlespace pdb remove {path.name}' (a solve "
+                      "that needs it builds it again)", markup=False)
     out.print(f"{len(files) - bad} of {len(files)} pattern databases in {pdb_dir()} are sound", markup=False)
     raise click.exceptions.Exit(EXIT_UNSOLVABLE if bad else EXIT_OK)
 
@@ -777,7 +795,8 @@ def batch(puzzle: str, file: Path, goal: Optional[str], method: str, heuristic: 
         t0 = time.perf_counter()
         tally = _write_results(results, fmt, output)
     solved, stopped, nodes, search = tally
-    err.print(f"solved {solved} of {len(items)}{f' ({len(bad)} invalid lines)' if bad else ''}: {nodes:,} nodes, "
+    invalid_lines = f" ({len(bad)} invalid line{'s' if len(bad) > 1 else ''})" if bad else ""
+    err.print(f"solved {solved} of {len(items)}{invalid_lines}: {nodes:,} nodes, "
               f"{search:.2f} s searching, {time.perf_counter() - t0:.2f} s wall on {threads} "
               f"thread{'s' if threads > 1 else ''}", markup=False)
     raise click.exceptions.Exit(EXIT_USAGE if bad else EXIT_STOPPED if stopped else EXIT_OK)
@@ -798,32 +817,44 @@ def _write_results(results, fmt: str, output: Optional[Path]) -> tuple[int, int,
 
     from .batch import FIELDS
 
+    import io
+
+    from .datafile import locked, write_atomic
+
     where = str(output) if output else "stdout"
-    solved = stopped = nodes = 0
-    search = 0.0
-    try:
-        if output is not None and output.is_dir():
-            raise PuzzleError(f"-o {where!r} is a directory; give a file name")
-        sink = open(output, "w", newline="") if output else sys.stdout
-        try:
-            writer = csv.DictWriter(sink, fieldnames=FIELDS) if fmt == "csv" else None
+    tally = [0, 0, 0, 0.0]  # solved, stopped, nodes, seconds searching
+
+    def emit(sink) -> None:
+        writer = csv.DictWriter(sink, fieldnames=FIELDS) if fmt == "csv" else None
+        if writer:
+            writer.writeheader()
+        for r in results:
             if writer:
-                writer.writeheader()
-            for r in results:
-                if writer:
-                    writer.writerow(r.row())
-                else:
-                    sink.write(json.dumps(dict(r.row(), start=list(r.start), reason=r.reason)) + "\n")
-                sink.flush()
-                solved += r.status == "solved"
-                stopped += r.status == "stopped"
-                nodes += r.nodes
-                search += r.seconds
-        finally:
-            if output:
-                sink.close()
+                writer.writerow(r.row())
+            else:
+                sink.write(json.dumps(dict(r.row(), start=list(r.start), reason=r.reason)) + "\n")
+            sink.flush()
+            tally[0] += r.status == "solved"
+            tally[1] += r.status == "stopped"
+            tally[2] += r.nodes
+            tally[3] += r.seconds
+
+    def emit_binary(f) -> None:
+        text = io.TextIOWrapper(f, encoding="utf-8", newline="")
+        emit(text)
+        text.detach()
+
+    try:
+        if output is None:
+            emit(sys.stdout)
+        else:  # the file appears whole, once every row is written
+            if output.is_dir():
+                raise PuzzleError(f"-o {where!r} is a directory; give a file name")
+            with locked(output, "the results"):
+                write_atomic(output, emit_binary)
     except OSError as exc:
         raise PuzzleError(f"cannot write the results to {where!r}: {exc.strerror or exc}") from None
+    solved, stopped, nodes, search = tally
     return solved, stopped, nodes, search
 
 
@@ -856,7 +887,10 @@ def demo() -> None:
     with _errors():
         for spec, position, goal in DEMO:
             p = load_puzzle(spec, goal)
-            sol = solve_position(p, p.parse_position(position))
+            plan = plan_solving(p)
+            if plan.builds_patterns:
+                plan = _with_patterns(plan, spec, goal, show=True)
+            sol = solve_position(p, p.parse_position(position), plan=plan)
             if spec == "sliding:3x3":
                 _print_solution(sol, quiet=False)
                 out.print(markup=False)

@@ -162,8 +162,10 @@ class Count(click.ParamType):
             number = value
         else:
             text = str(value).strip()
-            if not (text.isascii() and text.lstrip("-").isdigit()) or len(text) > 18:
+            if not (text.isascii() and text.lstrip("-").isdigit()):
                 self.fail(f"{value!r} is not a whole number", param, ctx)
+            if len(text) > 18:
+                self.fail(f"{text[:20]}... is too large (at most 18 digits)", param, ctx)
             number = int(text)
         if number < self.low:
             self.fail(f"{value!r} is less than {self.low}", param, ctx)

@@ -23,11 +23,12 @@ from typing import BinaryIO, Iterator
 
 import numpy as np
 
-from .errors import PuzzleError
+from .errors import DamagedFile, PuzzleError
 
 
 def write_atomic(path: Path, write) -> None:
-    """Call ``write(file)`` on a temporary file beside ``path``, sync it, then rename it over ``path``.
+    """Call ``write(file)`` on a temporary file beside ``path``, sync it, rename it over
+    ``path`` and sync the folder, so that the new file survives a power cut.
 
     The temporary file is removed if anything fails (including Ctrl-C), so none is left behind.
     """
@@ -41,6 +42,21 @@ def write_atomic(path: Path, write) -> None:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+    _sync_folder(path.parent)
+
+
+def _sync_folder(folder: Path) -> None:
+    """Make a rename in ``folder`` durable (where the system can: not every one syncs folders)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 
@@ -113,12 +129,12 @@ def open_data(path: Path, magic: bytes, what: str) -> Iterator[tuple[dict, Binar
     try:
         with open(path, "rb") as f:
             if f.read(len(magic)) != magic:
-                raise PuzzleError(f"{name!r} is not a puzzlespace {what}")
+                raise DamagedFile(f"{name!r} is not a puzzlespace {what}")
             header = _read_header(f)
             if header is None:
-                raise PuzzleError(f"{what} {name!r} has a corrupt header")
+                raise DamagedFile(f"{what} {name!r} has a corrupt header")
             if "header_sha256" in header and header["header_sha256"] != header_digest(header):
-                raise PuzzleError(f"{what} {name!r} has a corrupt header (checksum mismatch)")
+                raise DamagedFile(f"{what} {name!r} has a corrupt header (checksum mismatch)")
             yield header, f
     except OSError as exc:
         raise PuzzleError(f"{what} {name!r} cannot be read: {exc.strerror or exc}") from None
@@ -146,7 +162,7 @@ def require_int(header: dict, key: str, low: int, high: int, where: str) -> int:
     """``header[key]``, which must be a whole number in ``[low, high]`` (not a bool)."""
     value = header.get(key)
     if type(value) is not int or not low <= value <= high:
-        raise PuzzleError(f"{where} has a corrupt header: {key!r} is {_shown(value)}")
+        raise DamagedFile(f"{where} has a corrupt header: {key!r} is {_shown(value)}")
     return value
 
 
@@ -155,7 +171,7 @@ def require_counts(header: dict, key: str, total: int, where: str) -> list[int]:
     value = header.get(key)
     if (not isinstance(value, list) or not value or len(value) > total
             or not all(type(c) is int and c > 0 for c in value) or sum(value) > total):
-        raise PuzzleError(f"{where} has a corrupt header: {key!r} is not a list of positive counts "
+        raise DamagedFile(f"{where} has a corrupt header: {key!r} is not a list of positive counts "
                           f"summing to at most {total:,}")
     return value
 

@@ -12,6 +12,12 @@ class PuzzleError(ValueError):
     """Bad input: the message is one line, fit to show a user as it is."""
 
 
+class DamagedFile(PuzzleError):
+    """A file puzzlespace reads back is not what it claims (damaged, truncated, of another
+    kind): refused, never used. The message names the file; where the caller knows the
+    fix (make it again, rebuild it) it adds it."""
+
+
 class Undecided(RuntimeError):
     """A question that puzzlespace cannot answer within its limits (said, never guessed)."""
 

@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
-from .errors import PuzzleError, Undecided, Unsolvable
+from .errors import DamagedFile, PuzzleError, Undecided, Unsolvable
 from .families.base import Puzzle, State, Verdict
 from .search import bfs as bfs_search
 
@@ -140,7 +140,7 @@ def plan_solving(puzzle: Puzzle, method: str = "auto", heuristic: str = "auto", 
     if method not in METHODS:
         raise PuzzleError(f"unknown method {method!r}: choose one of {', '.join(METHODS)}")
     if table is None and (method == "table" or (method == "auto" and heuristic == "auto" and problem is None)):
-        table = cached_tablebase(puzzle)
+        table = cached_tablebase(puzzle, skip_damaged=method == "auto")
     if table is not None and method in ("auto", "table"):
         return Plan(puzzle, "table", table=table)
     if method == "table":
@@ -173,8 +173,12 @@ def search_problem_for(puzzle: Puzzle, heuristic: str = "auto", deadline: float 
     return problem
 
 
-def cached_tablebase(puzzle: Puzzle):
-    """The tablebase of ``puzzle`` in the cache directory, or None."""
+def cached_tablebase(puzzle: Puzzle, skip_damaged: bool = False):
+    """The tablebase of ``puzzle`` in the cache directory, or None when there is none.
+
+    A damaged one raises DamagedFile with the command that makes it again, or is passed
+    over (None) with ``skip_damaged``.
+    """
     from .cache import tablebase_path
 
     path = tablebase_path(puzzle)
@@ -183,9 +187,11 @@ def cached_tablebase(puzzle: Puzzle):
     from .explore.tablebase import load
 
     try:
-        return load(path, puzzle)
-    except PuzzleError:
-        return None
+        return load(path, puzzle, remake=f"make it again with 'puzzlespace explore {puzzle.spec} --save cache'")
+    except DamagedFile:
+        if skip_damaged:
+            return None
+        raise
 
 
 def solve(

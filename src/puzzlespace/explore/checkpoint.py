@@ -15,6 +15,7 @@ validated, and an exploration's table must hold exactly the states its depth cou
 
 from __future__ import annotations
 
+import errno
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -24,6 +25,7 @@ import numpy as np
 from .._version import __version__
 from ..datafile import MAX_HEADER, digest, require_counts, require_int, write_atomic
 from ..errors import PuzzleError
+from ..resources import free_disk, human
 from ..bits import CLOSED, layer_value, value_counts
 from .tablebase import check_consistent
 
@@ -52,9 +54,15 @@ def save_layer(directory: Path, manifest: dict, arrays: dict[str, np.ndarray]) -
     """Write ``arrays`` as ``<role>-<depth>.bin`` and switch ``manifest.json`` to them.
 
     ``manifest`` must hold ``depth``; it gains, for each role, the name of its file.
+    Raises OSError (ENOSPC) before writing anything when the disk lacks the room for the
+    new files beside the old ones, so the previous checkpoint stays whole.
     """
     directory.mkdir(parents=True, exist_ok=True)
     names = {role: f"{role}-{manifest['depth']}.bin" for role in arrays}
+    need = sum(data.nbytes for data in arrays.values()) + MAX_HEADER
+    free = free_disk(directory) + sum(f.stat().st_size for f in directory.glob("*.bin") if f.name in names.values())
+    if need > free:
+        raise OSError(errno.ENOSPC, f"needs {human(need)}, {human(free)} free")
     for role, data in arrays.items():
         write_atomic(directory / names[role], data.tofile)
     fields = dict(manifest, **names, sha256={role: digest(data.data) for role, data in arrays.items()})

@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import datafile
 from .._version import __version__
-from ..errors import PuzzleError
+from ..errors import DamagedFile, PuzzleError
 from ..contracts import PuzzleRules as Puzzle, State
 from ..bits import get2, value_counts
 
@@ -80,9 +80,19 @@ class Tablebase:
         return len(self.descend(state))
 
 
-def load(path: str | Path, puzzle: Puzzle) -> Tablebase:
-    """Read and verify a tablebase for ``puzzle`` (same puzzle, goal and hash scheme)."""
-    path = Path(path)
+def load(path: str | Path, puzzle: Puzzle, remake: str = "make it again with explore --save") -> Tablebase:
+    """Read and verify a tablebase for ``puzzle`` (same puzzle, goal and hash scheme).
+
+    Raises DamagedFile, ending with ``remake`` (the fix), for a damaged file; PuzzleError
+    for one that cannot be read or is for another puzzle.
+    """
+    try:
+        return _load(Path(path), puzzle)
+    except DamagedFile as exc:
+        raise DamagedFile(f"{exc}; {remake}") from None
+
+
+def _load(path: Path, puzzle: Puzzle) -> Tablebase:
     index = puzzle.state_index()
     with datafile.open_data(path, MAGIC, "tablebase") as (header, f):
         for key, want in (("puzzle", puzzle.spec), ("goal", list(puzzle.goal)), ("scheme", index.scheme),
@@ -95,11 +105,10 @@ def load(path: str | Path, puzzle: Puzzle) -> Tablebase:
         data = np.fromfile(f, dtype=np.uint8, count=expected)
         extra = f.read(1)
     if len(data) != expected or extra:
-        raise PuzzleError(f"{where} is truncated or overlong ({len(data):,}{'+' if extra else ''} of {expected:,} bytes); "
-                          "make it again with explore --save")
+        raise DamagedFile(f"{where} is truncated or overlong ({len(data):,}{'+' if extra else ''} of "
+                          f"{expected:,} bytes)")
     if datafile.digest(data.data) != header.get("sha256"):
-        raise PuzzleError(f"{where} is corrupt (checksum mismatch); make it again with explore --save")
+        raise DamagedFile(f"{where} is corrupt (checksum mismatch)")
     if counts[0] != 1 or not check_consistent(data, index.size, counts):
-        raise PuzzleError(f"{where} is corrupt (its depth counts do not match its table); make it again with "
-                          "explore --save")
+        raise DamagedFile(f"{where} is corrupt (its depth counts do not match its table)")
     return Tablebase(puzzle, index, data, counts)

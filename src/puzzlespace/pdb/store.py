@@ -28,7 +28,7 @@ import numpy as np
 from .. import datafile
 from ..explore import checkpoint as cp
 from .._version import __version__
-from ..errors import PuzzleError
+from ..errors import DamagedFile, PuzzleError
 from ..cache import cache_dir, file_stem
 from .space import PatternSpace
 
@@ -101,17 +101,17 @@ def read(path: Path, expect: dict | None = None, out: np.ndarray | None = None) 
         bits = datafile.require_int(header, "bits", 4, 8, where)
         top = datafile.require_int(header, "max", 0, 254, where)
         if bits not in (4, 8) or (bits == 4 and top > 15):
-            raise PuzzleError(f"{where} has a corrupt header: 'bits' is {bits} with 'max' {top}")
+            raise DamagedFile(f"{where} has a corrupt header: 'bits' is {bits} with 'max' {top}")
         size = (entries + 1) // 2 if bits == 4 else entries
         direct = out is not None and bits == 8 and len(out) == entries
         data = out if direct else np.empty(size, dtype=np.uint8)
         got = f.readinto(memoryview(data))
         extra = f.read(1)
     if got != size or extra:
-        raise PuzzleError(f"{where} is truncated or overlong "
+        raise DamagedFile(f"{where} is truncated or overlong "
                           f"({max(got, 0) + len(extra):,}{'+' if extra else ''} of {size:,} bytes)")
     if datafile.digest(data.data) != header.get("sha256"):
-        raise PuzzleError(f"{where} is corrupt (checksum mismatch)")
+        raise DamagedFile(f"{where} is corrupt (checksum mismatch)")
     if bits == 4:
         table = out if out is not None else np.empty(entries, dtype=np.uint8)
         table[0::2] = data[: (entries + 1) // 2] & 15
@@ -122,7 +122,7 @@ def read(path: Path, expect: dict | None = None, out: np.ndarray | None = None) 
     else:
         table = data
     if entries and int(table.max()) != top:
-        raise PuzzleError(f"pattern database {name!r} is corrupt (its entries do not match its header)")
+        raise DamagedFile(f"pattern database {name!r} is corrupt (its entries do not match its header)")
     return PatternDatabase(header, table, path)
 
 
@@ -229,7 +229,10 @@ def build(spec: str, goal: Sequence[int], space: PatternSpace, *, threads: int |
         if checkpoint is not None and time.monotonic() - last_save[0] >= CHECKPOINT_SECONDS:
             manifest = dict(expected, format=BUILD_FORMAT, depth=state.depth, depth_counts=state.counts,
                             seconds=before + time.perf_counter() - t0)
-            cp.save_layer(checkpoint, manifest, {"table": state.table, "pdb": pdb})
+            try:
+                cp.save_layer(checkpoint, manifest, {"table": state.table, "pdb": pdb})
+            except OSError:
+                pass  # a full disk: the build goes on, and a resume starts from the last checkpoint written
             last_save[0] = time.monotonic()
         if stop:
             stop()
