@@ -1,8 +1,9 @@
 """Two versions of puzzlespace side by side: whole commands, alternated, in one run.
 
 ``python bench/bench_ab.py --base REV [--repeat N] [CASE ...]`` checks ``REV`` out into a
-temporary git worktree and runs each case's command with that tree's ``src`` and with
-this tree's ``src`` on ``PYTHONPATH``, alternately (base, this, base, this, ...), so a
+temporary git worktree and runs each case's command with that tree's ``src`` and with a
+copy of this tree's ``src`` taken at the start (edits during the run do not count) on
+``PYTHONPATH``, alternately (base, this, base, this, ...), so a
 slow moment of a shared machine falls on both. One warm-up run of each fills numba's
 cache first. Prints, per case and version, the best and the median wall time of the
 whole process and of the engine (the ``seconds`` of ``explore --json``; for pattern
@@ -18,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -64,14 +66,16 @@ def main(argv=None) -> int:
                               text=True, check=True).stdout.strip()
     head = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=ROOT, capture_output=True, text=True,
                           check=True).stdout.strip()
-    print(f"# bench_ab: base {base_rev} against {head}; {os.cpu_count()} cores, {harness.cpu_model()}, "
+    print(f"# bench_ab: base {base_rev} against {head} (src {harness.src_digest(ROOT / 'src')}); {os.cpu_count()} cores, {harness.cpu_model()}, "
           f"load {harness.loadavg()}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
     with tempfile.TemporaryDirectory(prefix="puzzlespace-ab-") as tmp:
         tree = Path(tmp) / "base"
         subprocess.run(["git", "worktree", "add", "--detach", str(tree), base_rev], cwd=ROOT, check=True,
                        capture_output=True)
         try:
-            versions = {"base": tree / "src", "this": ROOT / "src"}
+            this = Path(tmp) / "this"
+            shutil.copytree(ROOT / "src", this, ignore=shutil.ignore_patterns("__pycache__"))
+            versions = {"base": tree / "src", "this": this}
             print("| case | version | best wall s | median wall s | best engine s | median engine s |")
             print("|---|---|---|---|---|---|")
             for case in args.cases:

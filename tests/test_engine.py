@@ -1,7 +1,10 @@
 """The explore engine: every family's layers against dictionary BFS and the published numbers."""
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import puzzlespace as ps
 from puzzlespace.cli import app
@@ -73,3 +76,66 @@ def test_progress_reports_layers():
     seen = []
     explore(ps.load_puzzle("3x2"), progress=lambda d, done, total, states: seen.append((d, states)))
     assert seen[0][0] == 1 and seen[-1][0] == 22 and seen[-1][1] == 360
+
+
+def _echo(table, ranks, count, out, written, data):
+    """A kernel whose only neighbour of a state is the state itself (``data[0]`` copies)."""
+    for t in range(count):
+        for _ in range(data[0]):
+            out[written] = ranks[t]
+            written += 1
+    return written
+
+
+class _EchoSpace:
+    """A space of ``size`` ranks that lists each frontier state ``copies`` times: the walk laid bare."""
+
+    def __init__(self, size: int, copies: int):
+        from puzzlespace.explore.engine import neighbours_kernel
+
+        self.size, self.group, self.max_degree, self.rank_steps = size, 1, copies, None
+        self.kernel_data = (copies,)
+        self.kernel = neighbours_kernel(_echo, self.kernel_data)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 2), st.integers(35, 3000), st.integers(1, 3), st.booleans(),
+       st.integers(0, 4))
+def test_the_walk_lists_every_frontier_state_once_in_order(seed, value, batch, copies, sparse, spare):
+    """The one frontier walk, call after call from an unaligned start until its mark buffer
+    has room for it all, against a scan of every entry; blocks whose flag is clear hold no
+    state of the layer and are skipped."""
+    from puzzlespace import bits
+    from puzzlespace.explore.engine import expand_span
+
+    rng = np.random.default_rng(seed)
+    block = 1 << bits.BLOCK_BITS
+    size = int(rng.integers(1, 5 * block))
+    table = rng.integers(0, 256, len(bits.new_table(size)), dtype=np.uint8)
+    if sparse:  # a few states of the layer, far apart
+        table[:] = 0
+        for i in rng.integers(0, size, 40):
+            bits.set2(table, int(i), value)
+    flags = bits.new_blocks(size)
+    for k in range(len(flags) - 1):
+        flags[k] = rng.integers(0, 3) > 0
+        if not flags[k]:
+            table[k * block // 4:(k + 1) * block // 4] = 0  # all CLOSED
+    for i in range(size, len(table) * 4):  # padding past the last state is UNSEEN, as in new_table
+        bits.set2(table, i, 3)
+    lo, hi = sorted(int(x) for x in rng.integers(0, size + 1, 2))
+    want = [i for i in range(lo, hi) if bits.get2(table, i) == value]
+    space = _EchoSpace(size, copies)
+    ranks = np.empty(batch, dtype=np.int64)
+    out = np.empty((batch + spare) * copies, dtype=np.int64)
+    got, at = [], lo
+    while True:
+        count, nxt = expand_span(space, table, at, hi, value, flags, out, ranks)
+        assert count % copies == 0 and count <= len(out)
+        got += out[:count:copies].tolist()
+        assert all((out[:count].reshape(-1, copies) == out[:count:copies, None]).flat)
+        assert nxt == hi or nxt in want[len(got):len(got) + 1]  # resumes at the first state not yet expanded
+        if nxt == hi:
+            break
+        at = nxt
+    assert got == want

@@ -74,7 +74,7 @@ def test_fast_expansion_matches_reference(name, seed, value, suffix_length, tabl
         for i in range(lo, hi):
             if not flags[i >> BLOCK_BITS] and (table[i >> 2] >> ((i & 3) << 1)) & 3 == value:
                 set2(table, i, 0)
-    ranks = np.empty(int(rng.integers(1, 300)), dtype=np.int64)
+    ranks = np.empty(int(rng.integers(35, 300)), dtype=np.int64)
     fast = np.empty((hi - lo + len(ranks)) * max(ix.max_degree, 1), dtype=np.int64)  # room for every batch
     ref = np.empty((hi - lo) * ix.n, dtype=np.int64)
     c1, nxt = expand_span(ix, table, lo, hi, value, flags, fast, ranks)
@@ -232,7 +232,7 @@ def test_fast_flip_expansion_matches_reference(name, seed, value):
     table = rng.integers(0, 256, len(new_table(ix.size)), dtype=np.uint8)
     lo = int(rng.integers(0, ix.size))
     hi = min(ix.size, lo + int(rng.integers(1, 3000)))
-    ranks = np.empty(int(rng.integers(1, 500)), dtype=np.int64)
+    ranks = np.empty(int(rng.integers(35, 500)), dtype=np.int64)
     fast = np.empty((hi - lo + len(ranks)) * ix.max_degree, dtype=np.int64)  # room for every batch
     ref = np.empty_like(fast)
     c1, nxt = expand_span(ix, table, lo, hi, value, np.ones(ix.size // 65536 + 2, dtype=np.uint8), fast, ranks)

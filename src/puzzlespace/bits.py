@@ -38,12 +38,10 @@ UNSEEN = 3
 CLOSED = 0
 #: How many marks ahead :func:`merge_marks` prefetches the table.
 MERGE_PREFETCH = 128
-#: Words of the table :func:`list_layer` matches at once before it lists their states.
-SEGMENT_WORDS = 256
 #: States per block flag: 2**16 (16 KiB of table, 2,048 words).
 BLOCK_BITS = 16
-_BLOCK_WORD_BITS = BLOCK_BITS - 5
-_BLOCK_WORDS = 1 << _BLOCK_WORD_BITS
+BLOCK_WORD_BITS = BLOCK_BITS - 5
+BLOCK_WORDS = 1 << BLOCK_WORD_BITS
 _LOW = np.uint64(0x5555555555555555)
 _ONE = np.uint64(1)
 _ZERO = np.uint64(0)
@@ -153,9 +151,9 @@ def next_word(words, w, end, pat, blocks):
     ``pat``, skipping blocks whose flag is clear; ``(word, match)``, ``(end, 0)`` if none."""
     w += 1
     while w < end:
-        if w & ((1 << _BLOCK_WORD_BITS) - 1) == 0:
-            while w < end and blocks[w >> _BLOCK_WORD_BITS] == 0:
-                w += 1 << _BLOCK_WORD_BITS
+        if w & ((1 << BLOCK_WORD_BITS) - 1) == 0:
+            while w < end and blocks[w >> BLOCK_WORD_BITS] == 0:
+                w += 1 << BLOCK_WORD_BITS
             if w >= end:
                 break
         m = match_word(words[w], pat)
@@ -163,61 +161,6 @@ def next_word(words, w, end, pat, blocks):
             return w, m
         w += 1
     return end, _ZERO
-
-
-@nb.njit(cache=True, nogil=True)
-def list_layer(table, lo, hi, value, blocks, ranks):
-    """Write into ``ranks`` the states of ``[lo, hi)`` whose entry is ``value``, in
-    increasing order, until it is full; return ``(count, next)``: the states from ``next``
-    on are still to be listed (``next == hi`` when done).
-
-    The one walk over a layer: ``blocks`` flags that cover the layer (blocks whose flag is
-    clear are skipped whole); the table is matched ``SEGMENT_WORDS`` words at a time in
-    vector instructions, and the words holding states of ``value`` are listed without a
-    branch on their entries.
-    """
-    words = table.view(np.uint64)
-    pat = pattern(value)
-    count = 0
-    room = ranks.shape[0]
-    w = lo >> 5
-    end = (hi + 31) >> 5
-    below_lo = (_ONE << np.uint64((lo & 31) << 1)) - _ONE  # entries of the first word before lo
-    upto_hi = ~_ZERO if hi & 31 == 0 else (_ONE << np.uint64((hi & 31) << 1)) - _ONE  # of the last word
-    matches = np.empty(SEGMENT_WORDS, dtype=np.uint64)
-    nonzero = np.empty(SEGMENT_WORDS, dtype=np.int64)
-    while w < end:
-        if w & (_BLOCK_WORDS - 1) == 0 and blocks[w >> _BLOCK_WORD_BITS] == 0:
-            w += _BLOCK_WORDS
-            below_lo = _ZERO
-            continue
-        stop = min(end, (w | (_BLOCK_WORDS - 1)) + 1, w + SEGMENT_WORDS)
-        segment, found = words[w:stop], matches[:stop - w]
-        for j in range(stop - w):  # vector instructions
-            found[j] = match_word(segment[j], pat)
-        found[0] &= ~below_lo
-        below_lo = _ZERO
-        if stop == end:
-            found[stop - w - 1] &= upto_hi
-        words_found = 0
-        for j in range(stop - w):  # no branch on the entries
-            nonzero[words_found] = j
-            words_found += np.int64(found[j] != 0)
-        for t in range(words_found):
-            bits = found[nonzero[t]]
-            first = (w + nonzero[t]) << 5
-            if count + popcount(bits) > room:  # the last word that fits, in part
-                while count < room:
-                    ranks[count] = first + (lowest_bit(bits) >> 1)
-                    bits &= bits - _ONE
-                    count += 1
-                return count, first + (lowest_bit(bits) >> 1)
-            while bits != 0:
-                ranks[count] = first + (lowest_bit(bits) >> 1)
-                bits &= bits - _ONE
-                count += 1
-        w = stop
-    return count, hi
 
 
 @nb.njit(cache=True, nogil=True)
@@ -288,22 +231,22 @@ def close_and_step(table, lo, hi, value, blocks, new, following, up, down, close
     end = (hi + 31) >> 5
     n = up.shape[0]
     period = n // np.gcd(n, 32)  # words after which the pattern of moves repeats
-    up_at = np.empty(_BLOCK_WORDS + period, dtype=np.uint64)  # masks of word j of a period
-    down_at = np.empty(_BLOCK_WORDS + period, dtype=np.uint64)
+    up_at = np.empty(BLOCK_WORDS + period, dtype=np.uint64)  # masks of word j of a period
+    down_at = np.empty(BLOCK_WORDS + period, dtype=np.uint64)
     for j in range(up_at.shape[0]):
         up_at[j] = up[(j * 32) % n]
         down_at[j] = down[(j * 32) % n]
-    found = np.empty(_BLOCK_WORDS, dtype=np.uint64)
-    ups = np.zeros(_BLOCK_WORDS + 1, dtype=np.uint64)  # ups[j + 1]: word j's; ups[0]: the word before's
-    downs = np.zeros(_BLOCK_WORDS + 2, dtype=np.uint64)  # downs[j + 1]: word j's; then the word after's
+    found = np.empty(BLOCK_WORDS, dtype=np.uint64)
+    ups = np.zeros(BLOCK_WORDS + 1, dtype=np.uint64)  # ups[j + 1]: word j's; ups[0]: the word before's
+    downs = np.zeros(BLOCK_WORDS + 2, dtype=np.uint64)  # downs[j + 1]: word j's; then the word after's
     keep = np.uint64(2 - new)  # UNSEEN (0b11) becomes new by clearing the other bit
     closing = _ZERO - np.uint64(1 if close else 0)
     added = 0
     carry = _ZERO  # steps up of the last word before (its original entries)
-    start = first & ~(_BLOCK_WORDS - 1)
-    for block in range(start >> _BLOCK_WORD_BITS, ((end - 1) >> _BLOCK_WORD_BITS) + 1):
-        a = max(block << _BLOCK_WORD_BITS, first)
-        b = min((block + 1) << _BLOCK_WORD_BITS, end)
+    start = first & ~(BLOCK_WORDS - 1)
+    for block in range(start >> BLOCK_WORD_BITS, ((end - 1) >> BLOCK_WORD_BITS) + 1):
+        a = max(block << BLOCK_WORD_BITS, first)
+        b = min((block + 1) << BLOCK_WORD_BITS, end)
         after = _ZERO  # steps down of the word after the block, into its last word
         if b < end and blocks[block + 1] != 0:
             after = match_word(words[b], pat) & down_at[b % period] & _ONE
@@ -365,19 +308,20 @@ def copy_layer(table, lo, hi, value, target, target_value):
 def collect_layer(table, lo, hi, value, out):
     """Write up to ``len(out)`` states of ``[lo, hi)`` whose entry is ``value`` into ``out``,
     in increasing order; return ``(written, total)``."""
-    every = np.ones(((hi - 1) >> BLOCK_BITS) + 2, dtype=np.uint8)
-    written, rest = list_layer(table, lo, hi, value, every, out)
     words = table.view(np.uint64)
     pat = pattern(value)
-    total = written
-    if rest < hi:
-        w = rest >> 5
-        total += popcount(match_word(words[w], pat) >> np.uint64((rest & 31) << 1))
-        for w in range(w + 1, (hi + 31) >> 5):
-            total += popcount(match_word(words[w], pat))
-        last = hi & 31  # entries of the last word at or past hi
-        if last:
-            total -= popcount(match_word(words[hi >> 5], pat) >> np.uint64(last << 1))
+    written = 0
+    total = 0
+    for w in range(lo >> 5, (hi + 31) >> 5):
+        m = match_word(words[w], pat)
+        while m != 0:
+            i = (w << 5) + (lowest_bit(m) >> 1)
+            m &= m - _ONE
+            if lo <= i < hi:
+                if written < out.shape[0]:
+                    out[written] = i
+                    written += 1
+                total += 1
     return written, total
 
 

@@ -66,29 +66,32 @@ class FrontierSpace(Protocol):
     group : int
         Chunk alignment: the engine splits ``[0, size)`` at multiples of ``group * 64``.
     max_degree : int
-        The most neighbours :meth:`neighbours` writes for one rank.
+        The most neighbours ``kernel`` writes for one rank.
     rank_steps : (ndarray, ndarray) or None
         Moves from a rank to the next or previous one, inside a chunk: per rank residue,
         whether a state has a move to ``rank + 1`` (first array) or ``rank - 1`` (second).
-        :meth:`neighbours` leaves those moves out and the engine applies them in place as
-        it closes a layer. None when there are none.
+        ``kernel`` leaves those moves out and the engine applies them in place as it
+        closes a layer. None when there are none.
+    kernel : compiled function
+        ``kernel(table, ranks, count, out, written, kernel_data) -> written``: writes the
+        neighbours of the states ``ranks[:count]`` (increasing) into ``out`` from index
+        ``written`` on, and returns the index after the last one written. ``out`` has
+        room for ``count * max_degree`` more. Every neighbour not yet reached must be
+        written; reached ones may be too. ``table`` is the search's 2-bit table
+        (:mod:`puzzlespace.bits`), read only, for leaving reached neighbours out (an
+        entry of 3 is unreached). Made by
+        :func:`~puzzlespace.explore.engine.neighbours_kernel` from a function numba
+        compiles; it runs without the GIL, so chunks run in parallel threads.
+    kernel_data : tuple
+        The space's own arrays and numbers that ``kernel`` reads.
     """
 
     size: int
     group: int
     max_degree: int
     rank_steps: tuple[np.ndarray, np.ndarray] | None
-
-    def neighbours(self, table: np.ndarray, ranks: np.ndarray, count: int, out: np.ndarray) -> int:
-        """Write the neighbours of the states ``ranks[:count]`` (increasing) into ``out``;
-        return how many were written (at most ``count * max_degree``, which ``out`` holds).
-
-        Every neighbour not yet reached must be written; reached ones may be too.
-        ``table`` is the search's 2-bit table (:mod:`puzzlespace.bits`), read only, for
-        leaving reached neighbours out (an entry of 3 is unreached). Compiled and free of
-        the GIL, so batches run in parallel threads.
-        """
-        ...
+    kernel: object
+    kernel_data: tuple
 
 
 @runtime_checkable

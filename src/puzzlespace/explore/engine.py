@@ -2,13 +2,14 @@
 
 The engine knows nothing of any family: it needs a
 :class:`~puzzlespace.contracts.StateIndex` (``puzzle.state_index()``). It walks the
-frontier itself (:func:`expand_span`); the index only lists the neighbours of the ranks it
-is given. Chunks are expanded in parallel threads (the kernels release the GIL) and their
-marks merged into the table by the calling thread; the same split lets a distributed engine run chunks elsewhere. The
-index's ``rank_steps``, if any, are applied in place as the layer closes
+frontier itself (:func:`expand_span`); the index's compiled kernel only lists the
+neighbours of the ranks it is given. Chunks are expanded in parallel threads (the walk
+and the kernels release the GIL) and their marks merged into the table by the calling
+thread; the same split lets a distributed engine run chunks elsewhere. The index's
+``rank_steps``, if any, are applied in place as the layer closes
 (:func:`puzzlespace.bits.close_and_step`), with no mark to merge.
 
-Table: 2 bits per state, nothing else per state (:mod:`.table`): unreached, closed, or the
+Table: 2 bits per state, nothing else per state (:mod:`puzzlespace.bits`): unreached, closed, or the
 value of the frontier or of the next layer. Expansion reads the frontier's entries; the
 merge turns unreached entries of the marks into the next layer's value; when the layer is
 complete, the old frontier is closed (in parallel, by chunk). Block flags (one byte per
@@ -19,6 +20,7 @@ A tablebase (depth mod 3) is recorded, when asked for, in a second 2-bit table.
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
@@ -26,21 +28,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
+import numba as nb
 import numpy as np
+from numba.core import types
 
 from ..errors import PuzzleError
 from ..contracts import FrontierSpace, PuzzleRules as Puzzle, State
 from . import checkpoint
 from ..resources import available_memory, current_rss, free_disk, human, peak_rss
-from ..bits import (BLOCK_BITS, close_and_step, close_layer, collect_layer, copy_layer, layer_value, list_layer,
-                    merge_marks, new_blocks, new_table, set2)
+from ..bits import (BLOCK_BITS, BLOCK_WORD_BITS, BLOCK_WORDS, close_and_step, close_layer, collect_layer, copy_layer,
+                    layer_value, lowest_bit, match_word, merge_marks, new_blocks, new_table, pattern, popcount, set2)
 
 #: Chunks per worker thread and layer (load balance against per-call overhead).
 CHUNKS_PER_THREAD = 8
 #: Marks one expansion call may write before it returns to have them merged.
 MARK_BUFFER = 1 << 17
 #: Most states listed at once for the index to expand (fewer calls against a smaller buffer).
-RANK_BATCH = 1 << 16
+RANK_BATCH = 1 << 14
 
 
 @dataclass
@@ -129,11 +133,32 @@ def check_resources(need: Plan, max_memory: int | None, out_dir: Path | None) ->
 
 
 def _buffer_sizes(space: FrontierSpace) -> tuple[int, int]:
-    """Entries of a mark buffer and of its rank buffer: a batch of ranks whose neighbours
-    always fit the marks."""
+    """Entries of a mark buffer and of its rank buffer, each with room for a word's worth
+    of states (32) and their neighbours."""
     degree = max(space.max_degree, 1)
-    marks = max(MARK_BUFFER, degree)
-    return marks, min(marks // degree, RANK_BATCH)
+    return max(MARK_BUFFER, 32 * degree), max(min(MARK_BUFFER // degree, RANK_BATCH), 32) + _UNROLLED - 1
+
+
+def neighbours_kernel(function, data, cache: bool = True):
+    """``function`` compiled as a :attr:`FrontierSpace.kernel
+    <puzzlespace.contracts.FrontierSpace.kernel>` for data of the type of ``data``.
+
+    ``function(table, ranks, count, out, written, data) -> written`` must compile with
+    numba in nopython mode. The result is a numba ``cfunc``, typed by its signature alone,
+    so the engine's compiled walk calls it per batch of states and is itself compiled once
+    per type of data (and kept in numba's cache with ``cache``). Made once per function
+    and type of data.
+    """
+    return _compiled_kernel(function, nb.typeof(data), cache)
+
+
+@functools.lru_cache(maxsize=None)
+def _compiled_kernel(function, data_type, cache: bool):
+    vector = types.Array(types.int64, 1, "C")
+    signature = types.int64(types.Array(types.uint8, 1, "C"), vector, types.int64, vector, types.int64, data_type)
+    kernel = nb.cfunc(signature, cache=cache, nopython=True)(function)
+    kernel._numba_type_ = nb.typeof(kernel)  # the engine passes it on every call: type it once
+    return kernel
 
 
 def expand_span(space: FrontierSpace, table: np.ndarray, lo: int, hi: int, value: int, blocks: np.ndarray,
@@ -141,22 +166,96 @@ def expand_span(space: FrontierSpace, table: np.ndarray, lo: int, hi: int, value
     """List the neighbours of the states of ``[lo, hi)`` whose entry is ``value`` into
     ``out``, until it could overflow: the one walk of a frontier.
 
-    The states are listed batch by batch (:func:`puzzlespace.bits.list_layer`, into
-    ``ranks``, in increasing order) and ``space.neighbours`` writes each batch's
-    neighbours; ``blocks`` flags the blocks that may hold the frontier. Returns ``(count,
-    next)``: ``out[:count]`` holds the marks, and the states from ``next`` on are still
-    to be expanded (``next == hi`` when done). Needs ``len(out) >= space.max_degree``.
+    The states are listed batch by batch (into ``ranks``, in increasing order) and
+    ``space.kernel`` writes each batch's neighbours; ``blocks`` flags the blocks that may
+    hold the frontier. Returns ``(count, next)``: ``out[:count]`` holds the marks, and the
+    states from ``next`` on are still to be expanded (``next == hi`` when done). Needs
+    room for 35 states (a word's worth and 3) in ``ranks``, and for the neighbours of 32
+    in ``out``.
     """
-    degree = max(space.max_degree, 1)
-    smallest = max(len(ranks) // 8, 1)  # a smaller batch is not worth a call: hand the marks over
-    count = 0
-    while lo < hi:
-        room = min(len(ranks), (len(out) - count) // degree)
-        if room < smallest:
-            break
-        listed, lo = list_layer(table, lo, hi, value, blocks, ranks[:room])
-        count += int(space.neighbours(table, ranks, listed, out[count:]))
-    return count, lo
+    return _expand(_kernel_of(space), table, lo, hi, value, blocks, out, ranks)
+
+
+def _kernel_of(space: FrontierSpace) -> tuple:
+    """What the walk needs of ``space``, read once per run: (kernel, its data, the most marks a state writes)."""
+    return space.kernel, space.kernel_data, max(space.max_degree, 1)
+
+
+def _expand(kernel: tuple, table, lo, hi, value, blocks, out, ranks) -> tuple[int, int]:
+    function, data, degree = kernel
+    written, nxt = _walk(table, lo, hi, value, blocks, out, ranks, function, degree, *data)
+    return int(written), int(nxt)
+
+
+#: Words of the table the walk matches at once (in vector instructions) before it lists their states.
+SEGMENT_WORDS = 256
+_ONE = np.uint64(1)
+_ZERO = np.uint64(0)
+#: States of a word the walk lists without a branch on their number.
+_UNROLLED = 4
+_PAST = np.uint64(1 << 63)  # an odd bit, never an entry's: its index, halved, is past a word's states
+
+
+@nb.njit(cache=True, nogil=True)
+def _walk(table, lo, hi, value, blocks, out, ranks, kernel, degree, *data):
+    """The compiled walk of :func:`expand_span`; the kernel's data come one argument each
+    (numba types arrays passed alone faster than a tuple of them).
+
+    The table is matched ``SEGMENT_WORDS`` words at a time in vector instructions, and the
+    words holding frontier states listed without a branch on their entries; their states
+    go into ``ranks``, and each full batch to the kernel. Blocks whose flag is clear are
+    skipped whole.
+    """
+    words = table.view(np.uint64)
+    pat = pattern(value)
+    batch = ranks.shape[0] - _UNROLLED + 1  # the branch-free writes may go that far past a batch
+    limit = min(batch, out.shape[0] // degree)
+    written = 0
+    listed = 0
+    w = lo >> 5
+    end = (hi + 31) >> 5
+    below_lo = (_ONE << np.uint64((lo & 31) << 1)) - _ONE  # entries of the first word before lo
+    upto_hi = ~_ZERO if hi & 31 == 0 else (_ONE << np.uint64((hi & 31) << 1)) - _ONE  # of the last word
+    matches = np.empty(SEGMENT_WORDS, dtype=np.uint64)
+    nonzero = np.empty(SEGMENT_WORDS, dtype=np.int64)
+    while w < end:
+        if w & (BLOCK_WORDS - 1) == 0 and blocks[w >> BLOCK_WORD_BITS] == 0:
+            w += BLOCK_WORDS
+            below_lo = _ZERO
+            continue
+        stop = min(end, (w | (BLOCK_WORDS - 1)) + 1, w + SEGMENT_WORDS)
+        segment, found = words[w:stop], matches[:stop - w]
+        for j in range(stop - w):  # vector instructions
+            found[j] = match_word(segment[j], pat)
+        found[0] &= ~below_lo
+        below_lo = _ZERO
+        if stop == end:
+            found[stop - w - 1] &= upto_hi
+        words_found = 0
+        for j in range(stop - w):  # no branch on the entries
+            nonzero[words_found] = j
+            words_found += np.int64(found[j] != 0)
+        for t in range(words_found):
+            bits = found[nonzero[t]]
+            first = (w + nonzero[t]) << 5
+            if listed + popcount(bits) > limit:  # a full batch: expand it before this word
+                written = kernel(table, ranks, listed, out, written, data)
+                listed = 0
+                limit = min(batch, (out.shape[0] - written) // degree)  # what the marks left can take
+                if limit < 32:  # not a word's worth: hand the marks over
+                    return written, first + (lowest_bit(bits) >> 1)
+            for _ in range(_UNROLLED):  # the common words, without a branch: a write past the states is not counted
+                ranks[listed] = first + (lowest_bit(bits | _PAST) >> 1)
+                listed += np.int64(bits != 0)
+                bits &= bits - _ONE
+            while bits != 0:
+                ranks[listed] = first + (lowest_bit(bits) >> 1)
+                bits &= bits - _ONE
+                listed += 1
+        w = stop
+    if listed:
+        written = kernel(table, ranks, listed, out, written, data)
+    return written, hi
 
 
 def chunk_spans(size: int, align: int, parts: int) -> list[tuple[int, int]]:
@@ -277,12 +376,13 @@ def run_layers(index: FrontierSpace, table, depth: int, threads: int, progress=N
     chunks = chunk_spans(index.size, index.group * 64, CHUNKS_PER_THREAD * threads)
     marks, ranks = _buffer_sizes(index)
     buffers = [(np.empty(marks, dtype=np.int64), np.empty(ranks, dtype=np.int64)) for _ in range(2 * threads)]
+    kernel = _kernel_of(index)
     if blocks is None:
         blocks = np.ones_like(new_blocks(index.size))
     following = np.zeros_like(blocks)
     with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="puzzlespace-bfs") as pool:
         while True:
-            added = _expand_layer(pool, index, table, chunks, depth, buffers, blocks, following, progress)
+            added = _expand_layer(pool, index, kernel, table, chunks, depth, buffers, blocks, following, progress)
             added += _close_frontier(pool, index, table, chunks, depth, blocks, following, added)
             if added == 0:
                 return
@@ -395,7 +495,7 @@ def _close_frontier(pool, index, table, chunks, depth, blocks, following, added)
     return stepped
 
 
-def _expand_layer(pool, index, table, chunks, depth, buffers, blocks, following, progress) -> int:
+def _expand_layer(pool, index, kernel, table, chunks, depth, buffers, blocks, following, progress) -> int:
     """Expand every chunk of layer ``depth``; merge the marks as they come; return states added.
 
     Worker threads expand chunks (or the rest of one, when a buffer fills up) into mark
@@ -411,7 +511,7 @@ def _expand_layer(pool, index, table, chunks, depth, buffers, blocks, following,
     added = done = 0
 
     def submit(lo: int, hi: int, buf: tuple[np.ndarray, np.ndarray]) -> None:
-        pending[pool.submit(expand_span, index, table, lo, hi, frontier, blocks, *buf)] = (buf, hi)
+        pending[pool.submit(_expand, kernel, table, lo, hi, frontier, blocks, *buf)] = (buf, hi)
 
     while free_buffers and todo:
         submit(*todo.pop(), free_buffers.pop())

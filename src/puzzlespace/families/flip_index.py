@@ -14,6 +14,7 @@ import numpy as np
 
 from ..bits import get2
 from ..errors import PuzzleError
+from ..explore.engine import neighbours_kernel
 from ..fastdiv import divisor, mul_shift
 from .base import State
 
@@ -39,10 +40,11 @@ def _unrank(i, orbit_cells, orbit_len, dig2pat, radix, cells):
             cells[orbit_cells[o, k]] = (pat >> k) & 1
 
 
-@nb.njit(cache=True, nogil=True)
-def expand_flip(table, ranks, count, radix, radix_m, radix_s, move_orbits, digit_change, out):
-    """Write the unreached neighbours of the states ``ranks[:count]`` (increasing) into
-    ``out``; return how many (``table`` is read only).
+def expand_flip(table, ranks, count, out, written, data):
+    """The flip index's kernel (:attr:`FrontierSpace.kernel
+    <puzzlespace.contracts.FrontierSpace.kernel>`): the unreached neighbours of the states
+    ``ranks[:count]`` (increasing), written into ``out`` from ``written`` on; returns the
+    index after the last. ``data`` is :attr:`FlipIndex.kernel_data`.
 
     A move maps every orbit onto itself and touches only the orbits with a cell on its
     line (``move_orbits[m]``, -1 after the last), so the neighbour's rank is the state's
@@ -52,11 +54,11 @@ def expand_flip(table, ranks, count, radix, radix_m, radix_s, move_orbits, digit
     odometer-like (``radix_m``, ``radix_s``: division by each radix as a multiply and a
     shift, :mod:`puzzlespace.fastdiv`).
     """
+    radix, radix_m, radix_s, move_orbits, digit_change = data
     n_orbits = radix.shape[0]
     n_moves, per_move = move_orbits.shape
     digits = np.zeros(n_orbits, dtype=np.int64)
     current = 0  # the rank whose digits are in ``digits``
-    written = 0
     for t in range(count):
         i = ranks[t]
         carry = i - current
@@ -163,7 +165,11 @@ class FlipIndex:
         _unrank(np.int64(i), self.orbit_cells, self.orbit_len, self.dig2pat, self.radix, cells)
         return tuple(int(c) for c in cells)
 
-    def neighbours(self, table, ranks: np.ndarray, count: int, out: np.ndarray) -> int:
-        """See :meth:`FrontierSpace.neighbours <puzzlespace.contracts.FrontierSpace.neighbours>`."""
-        return expand_flip(table, ranks, count, self.radix, self.radix_m, self.radix_s, self.move_orbits,
-                           self.digit_change, out)
+    @property
+    def kernel_data(self) -> tuple:
+        return self.radix, self.radix_m, self.radix_s, self.move_orbits, self.digit_change
+
+    @property
+    def kernel(self):
+        """:func:`expand_flip`, compiled."""
+        return neighbours_kernel(expand_flip, self.kernel_data)

@@ -29,6 +29,7 @@ from math import factorial
 import numba as nb
 import numpy as np
 
+from ..explore.engine import neighbours_kernel
 from ..fastdiv import divisor, mul_shift
 from .base import State
 
@@ -139,11 +140,12 @@ def _window_change(digits, src, dst, m, fact):
 _U, _SRC, _DST, _LOW, _TOP, _QM, _QS, _C, _CM, _CS, _AT, _CROSS = range(12)
 
 
-@nb.njit(cache=True, nogil=True)
-def expand_groups(ranks, count, consts, sptr, moves, need, fact, suffix, changes, out):
-    """Write the neighbours of the states ``ranks[:count]`` (increasing) into ``out``,
-    except those by moves to node ``b +- 1`` (see :attr:`TokenIndex.rank_steps`); return
-    how many (``out`` holds at least ``count`` times the most moves of a node).
+def expand_groups(table, ranks, count, out, written, data):
+    """The token index's kernel (:attr:`FrontierSpace.kernel
+    <puzzlespace.contracts.FrontierSpace.kernel>`): the neighbours of the states
+    ``ranks[:count]`` (increasing), written into ``out`` from ``written`` on, except those
+    by moves to node ``b +- 1`` (see :attr:`TokenIndex.rank_steps`); returns the index
+    after the last. ``data`` is :attr:`TokenIndex.kernel_data`.
 
     All neighbours are written, reached or not: a move that shifts a token along the
     sequence lands anywhere in the table, and reading the entry there costs more than
@@ -163,6 +165,7 @@ def expand_groups(ranks, count, consts, sptr, moves, need, fact, suffix, changes
     same. Apart from that computation, the loop calls no helper that takes an array:
     numba would count references to it, with atomic operations, on every call.
     """
+    consts, sptr, moves, need, fact, suffix, changes = data
     n, m, step, k, group_m, group_s, block_groups = consts[0], consts[1], consts[2], consts[3], consts[4], consts[5], consts[6]
     bipartite = step == 2
     shift = step - 1
@@ -173,7 +176,6 @@ def expand_groups(ranks, count, consts, sptr, moves, need, fact, suffix, changes
     kept_block = np.full(n_moves, -1, dtype=np.int64)  # block and window digits of kept[e]
     kept_q = np.zeros(n_moves, dtype=np.int64)
     kept = np.zeros(n_moves, dtype=np.int64)
-    written = 0
     block = -1
     block_start = 0
     block_end = 0
@@ -374,10 +376,10 @@ class TokenIndex:
         Name and version of the layout (recorded in checkpoints and tablebases).
     rank_steps : (ndarray, ndarray) or None
         The moves to node ``b +- 1`` (None if the graph has none): they keep the group, so
-        they go to the next or the previous rank. :meth:`neighbours` leaves them out; the
+        they go to the next or the previous rank. The kernel leaves them out; the
         engine applies them in place when it closes the layer (no mark, no merge).
     kernel_tables : tuple
-        What :meth:`neighbours` needs (built on first use).
+        What :attr:`kernel` reads (built on first use): ``kernel_tables``.
 
     Parameters
     ----------
@@ -423,7 +425,7 @@ class TokenIndex:
 
     @property
     def kernel_tables(self) -> tuple:
-        """What :func:`expand_groups` reads besides the table, built on first use (ranking
+        """What :func:`expand_groups` reads, built on first use (ranking
         and unranking need none of it): ``(consts, sptr, moves, need, fact, suffix,
         changes)``. ``consts`` = (n, m = n - 1, ranks per group of sequences ``step``,
         prefix digits ``k``, ``divisor(n)`` as two numbers, groups per block =
@@ -446,8 +448,11 @@ class TokenIndex:
         consts = np.array([n, n - 1, step, k, *divisor(n, max(self.size, 1)), len(suffix)], dtype=np.int64)
         return consts, self.sptr, moves, self.need, self.fact, suffix, changes
 
-    def neighbours(self, table, ranks: np.ndarray, count: int, out: np.ndarray) -> int:
-        """:meth:`FrontierSpace.neighbours <puzzlespace.contracts.FrontierSpace.neighbours>`:
-        all the neighbours (the merge drops the reached ones) except those by the moves of
-        :attr:`rank_steps`."""
-        return expand_groups(ranks, count, *self.kernel_tables, out)
+    @property
+    def kernel_data(self) -> tuple:
+        return self.kernel_tables
+
+    @property
+    def kernel(self):
+        """:func:`expand_groups`, compiled for this index's tables."""
+        return neighbours_kernel(expand_groups, self.kernel_data)

@@ -34,6 +34,7 @@ import numba as nb
 import numpy as np
 
 from ..bits import get2, lowest_bit, match_word, pattern, popcount
+from ..explore.engine import layered_bfs, neighbours_kernel
 
 MAX_NODES = 64
 _ONE = np.uint64(1)
@@ -97,19 +98,21 @@ def slot_of(cells, k, n, blank, nbr):
     return rank_cells(cells, 0, k, n) * (n - k) + popcount(free & ((_ONE << low) - _ONE))
 
 
-@nb.njit(cache=True, nogil=True)
-def expand_pattern(table, ranks, count, n, k, nbr, out):
-    """Write the unreached neighbours of the slots ``ranks[:count]`` into ``out``; return
-    how many (``table`` is read only).
+def expand_pattern(table, ranks, count, out, written, data):
+    """A pattern space's kernel (:attr:`FrontierSpace.kernel
+    <puzzlespace.contracts.FrontierSpace.kernel>`): the unreached neighbours of the slots
+    ``ranks[:count]``, written into ``out`` from ``written`` on; returns the index after
+    the last. ``data``: the graph's node count ``n``, the group's size ``k`` and the
+    neighbour masks.
 
     For each state: its region by flood fill, then every group tile next to the region
     steps into it (the blank takes the tile's node; the new region is filled from there).
     """
+    n, k, nbr = data
     nf = n - k
     full = ((_ONE << np.uint64(n)) - _ONE) if n < 64 else ~np.uint64(0)
     cells = np.empty(k, dtype=np.int64)
     tile_at = np.full(n, -1, dtype=np.int64)
-    written = 0
     for t in range(count):
         i = ranks[t]
         unrank_cells(i // nf, k, n, cells)
@@ -219,9 +222,14 @@ class PatternSpace:
     def roots(self) -> list[int]:
         return [self.slot(self.goal)]
 
-    def neighbours(self, table, ranks: np.ndarray, count: int, out: np.ndarray) -> int:
-        """See :meth:`FrontierSpace.neighbours <puzzlespace.contracts.FrontierSpace.neighbours>`."""
-        return expand_pattern(table, ranks, count, self.n, self.k, self.nbr, out)
+    @property
+    def kernel_data(self) -> tuple:
+        return self.n, self.k, self.nbr
+
+    @property
+    def kernel(self):
+        """:func:`expand_pattern`, compiled."""
+        return neighbours_kernel(expand_pattern, self.kernel_data)
 
 def pattern_distances(space: PatternSpace, *, threads: int | None = None, max_memory: int | None = None,
                       progress=None, resume=None, after_layer=None) -> np.ndarray:
@@ -233,8 +241,6 @@ def pattern_distances(space: PatternSpace, *, threads: int | None = None, max_me
     ``progress`` is the explore engine's. Raises ValueError if a distance exceeds 254
     (never for boards up to 64 nodes in practice).
     """
-    from ..explore.engine import layered_bfs
-
     if resume is None:
         state, pdb = None, np.full(space.placements, 255, dtype=np.uint8)
     else:
