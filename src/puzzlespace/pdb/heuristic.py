@@ -146,12 +146,13 @@ class PatternPlan:
         avail = resources.available_memory()
         if self.memory > avail:
             raise PuzzleError(f"building {self.heuristic} needs about {human(self.peak_memory)} of memory but "
-                              f"{human(avail)} is available; free memory or choose smaller groups (e.g. the default "
-                              "heuristic)")
+                              f"{human(avail)} is available; free memory, choose smaller groups (e.g. the default "
+                              f"heuristic), or build it on a larger machine ({build_first}) and copy the cache")
         free = resources.free_disk(pdb_dir(self.cache_dir))
         if self.disk > free:
             raise PuzzleError(f"building {self.heuristic} needs about {human(self.disk)} of disk but {human(free)} is "
-                              f"free in {str(pdb_dir(self.cache_dir))!r}; choose another --cache-dir")
+                              f"free in {str(pdb_dir(self.cache_dir))!r}; choose another --cache-dir (and build it "
+                              f"first there: {build_first} --cache-dir DIR)")
         if deadline is not None and self.seconds > deadline - time.monotonic():
             raise PuzzleError(f"building {self.heuristic} takes {duration}, more than the time limit leaves "
                               f"({max(0.0, deadline - time.monotonic()):.0f} s); build it first: {build_first}")
