@@ -98,13 +98,14 @@ class _EchoSpace:
         self.kernel = neighbours_kernel(_echo, self.kernel_data)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(1, 2), st.integers(35, 3000), st.integers(1, 3), st.booleans(),
-       st.integers(0, 4))
-def test_the_walk_lists_every_frontier_state_once_in_order(seed, value, batch, copies, sparse, spare):
-    """The one frontier walk, call after call from an unaligned start until its mark buffer
-    has room for it all, against a scan of every entry; blocks whose flag is clear hold no
-    state of the layer and are skipped."""
+       st.floats(0, 20))
+def test_the_walk_lists_every_frontier_state_once_in_order(seed, value, batch, copies, sparse, batches):
+    """The one frontier walk, call after call from an unaligned start, with a mark buffer of
+    anywhere from one word's worth to twenty batches, against a scan of every entry; blocks
+    whose flag is clear hold no state of the layer and are skipped; nothing is written
+    outside the rank buffer."""
     from puzzlespace import bits
     from puzzlespace.explore.engine import expand_span
 
@@ -126,12 +127,14 @@ def test_the_walk_lists_every_frontier_state_once_in_order(seed, value, batch, c
     lo, hi = sorted(int(x) for x in rng.integers(0, size + 1, 2))
     want = [i for i in range(lo, hi) if bits.get2(table, i) == value]
     space = _EchoSpace(size, copies)
-    ranks = np.empty(batch, dtype=np.int64)
-    out = np.empty((batch + spare) * copies, dtype=np.int64)
-    got, at = [], lo
+    guarded = np.full(batch + 16, -7, dtype=np.int64)
+    ranks = guarded[8:-8]
+    out = np.empty(max(32 * copies, int(batches * batch * copies)) + 1, dtype=np.int64)
+    got, at, calls = [], lo, 0
     while True:
         count, nxt = expand_span(space, table, at, hi, value, flags, out, ranks)
-        assert count % copies == 0 and count <= len(out)
+        calls += 1
+        assert count % copies == 0 and count <= len(out) - 1
         got += out[:count:copies].tolist()
         assert all((out[:count].reshape(-1, copies) == out[:count:copies, None]).flat)
         assert nxt == hi or nxt in want[len(got):len(got) + 1]  # resumes at the first state not yet expanded
@@ -139,3 +142,33 @@ def test_the_walk_lists_every_frontier_state_once_in_order(seed, value, batch, c
             break
         at = nxt
     assert got == want
+    assert (guarded[:8] == -7).all() and (guarded[-8:] == -7).all()
+    assert calls <= len(want) + 1  # each call but the last expands a state at least
+
+
+def _failing(table, ranks, count, out, written, data):
+    """A kernel that raises on its second batch (a division by zero)."""
+    for t in range(count):
+        out[written] = ranks[t] // (data[0] - ranks[0] // 1000)
+        written += 1
+    return written
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # numba's printed exception
+def test_a_kernel_that_fails_stops_the_walk():
+    """A kernel runs as a C callback, where numba only prints an exception: the walk sees
+    it in what the kernel returns and raises, rather than lose the marks."""
+    from puzzlespace import bits
+    from puzzlespace.explore.engine import expand_span, neighbours_kernel
+
+    class Failing(_EchoSpace):
+        def __init__(self):
+            super().__init__(4000, 1)
+            self.kernel_data = (1,)  # zero once the batch starts at rank 1000
+            self.kernel = neighbours_kernel(_failing, self.kernel_data)
+
+    table = bits.new_table(4000)
+    table[:] = 0x55  # every state holds 1
+    out, ranks = np.empty(10_000, dtype=np.int64), np.empty(1003, dtype=np.int64)
+    with pytest.raises(RuntimeError, match="kernel failed"):
+        expand_span(Failing(), table, 0, 4000, 1, np.ones(2, dtype=np.uint8), out, ranks)

@@ -220,8 +220,9 @@ def test_a_disk_filling_during_checkpoints_keeps_the_last_good_one(tmp_path, mon
 
 
 def test_a_checkpoint_without_room_is_not_begun(tmp_path, monkeypatch):
-    """Free space is checked before each checkpoint (the old one's files count as free):
-    short of it, the run stops with the last good checkpoint whole, and resumes."""
+    """Free space is checked before each checkpoint (the old one's files stay until the new
+    ones are whole): short of it, the run stops with the last good checkpoint whole, and
+    resumes."""
     real, calls = checkpoint.free_disk, [0]
 
     def scarce(path):
@@ -257,6 +258,23 @@ def test_a_disk_filling_during_a_pattern_database_build(tmp_path, monkeypatch, a
     assert verified.exit_code == 0 and "1 of 1 pattern databases" in verified.stdout, verified.output
 
 
+def test_a_build_whose_checkpoints_cannot_be_written_goes_on(tmp_path, monkeypatch):
+    """Only the checkpoints fail (a full disk that the final file still fits): the build
+    passes them over and ends with a sound database."""
+    def full(path, write):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(store, "CHECKPOINT_SECONDS", 0)
+    monkeypatch.setattr(checkpoint, "write_atomic", full)
+    cache = str(tmp_path / "c")
+    r = runner.invoke(app, ["pdb", "build", "3x3", "--heuristic", "pdb:2", "--cache-dir", cache])
+    assert r.exit_code == 0, r.output
+    monkeypatch.undo()
+    verified = runner.invoke(app, ["pdb", "verify", "--cache-dir", cache])
+    assert verified.exit_code == 0 and "1 of 1 pattern databases" in verified.stdout, verified.output
+    assert not list((tmp_path / "c").rglob("*.bin"))
+
+
 def test_a_damaged_cached_tablebase_is_passed_over_or_named(tmp_path, monkeypatch):
     """solve (auto) searches instead; distance and --method table name the file and the fix."""
     monkeypatch.setenv("PUZZLESPACE_CACHE", str(tmp_path))
@@ -271,6 +289,21 @@ def test_a_damaged_cached_tablebase_is_passed_over_or_named(tmp_path, monkeypatc
         r = runner.invoke(app, args)
         assert r.exit_code == 2 and len(r.stderr.splitlines()) == 1, r.output
         assert str(path) in r.stderr and "'puzzlespace explore sliding:3x2 --save cache'" in r.stderr
+
+
+def test_a_cached_tablebase_of_another_layout_is_passed_over_or_named(tmp_path, monkeypatch):
+    """A sound file written for another version of the rank layout (its checksums fixed up)."""
+    monkeypatch.setenv("PUZZLESPACE_CACHE", str(tmp_path))
+    assert runner.invoke(app, ["explore", "3x2", "--save", "cache"]).exit_code == 0
+    (path,) = tmp_path.rglob("*.pstb")
+    with datafile.open_data(path, tb.MAGIC, "tablebase") as (header, f):
+        body = np.fromfile(f, dtype=np.uint8)
+    header = {k: v for k, v in header.items() if k != "header_sha256"}
+    datafile.write(path, tb.MAGIC, dict(header, scheme=header["scheme"].replace("/v1", "/v0")), body)
+    r = runner.invoke(app, ["solve", "3x2", "4 1 2/5 0 3", "--json"])
+    assert r.exit_code == 0 and json.loads(r.stdout)["length"] == 5, r.output
+    r = runner.invoke(app, ["distance", "3x2", "4 1 2/5 0 3"])
+    assert r.exit_code == 2 and "is for scheme" in r.stderr and "--save cache'" in r.stderr, r.output
 
 
 def test_concurrent_pattern_database_builds_agree(tmp_path):

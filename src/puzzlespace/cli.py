@@ -423,11 +423,15 @@ def _this_command(**changes) -> str:
     for param in ctx.command.params:
         value = values.get(param.name)
         if isinstance(param, click.Argument):
-            words.append(shlex.quote(str(value)))
+            words += [shlex.quote(str(v)) for v in (value if param.nargs != 1 else [value])]
         elif getattr(param, "is_flag", False):
-            words += [max(param.opts, key=len)] if value else []
+            if value != param.default:
+                names = param.opts if value else param.secondary_opts
+                words += [max(names, key=len)] if names else []
         elif value is not None and value != param.default:
-            words += [max(param.opts, key=len), shlex.quote(str(value))]
+            name = max(param.opts, key=len)
+            for v in value if param.multiple or param.nargs != 1 else [value]:
+                words += [name, *(shlex.quote(str(x)) for x in (v if isinstance(v, tuple) else [v]))]
     return " ".join(words)
 
 
@@ -524,11 +528,8 @@ def _plot_depths(result, path: Path) -> None:
     ax.set_ylabel("positions")
     ax.set_title(f"{result.puzzle}: {result.states:,} positions, God's number {result.max_depth}")
     fig.tight_layout()
-    from .datafile import locked, write_atomic
-
     try:
-        with locked(path, "the plot"):
-            write_atomic(path, lambda f: fig.savefig(f, format=path.suffix.lower()[1:]))
+        fig.savefig(path)
     except OSError as exc:
         raise PuzzleError(f"cannot write the plot {str(path)!r}: {exc.strerror or exc}") from None
     finally:
@@ -817,10 +818,6 @@ def _write_results(results, fmt: str, output: Optional[Path]) -> tuple[int, int,
 
     from .batch import FIELDS
 
-    import io
-
-    from .datafile import locked, write_atomic
-
     where = str(output) if output else "stdout"
     tally = [0, 0, 0, 0.0]  # solved, stopped, nodes, seconds searching
 
@@ -839,19 +836,14 @@ def _write_results(results, fmt: str, output: Optional[Path]) -> tuple[int, int,
             tally[2] += r.nodes
             tally[3] += r.seconds
 
-    def emit_binary(f) -> None:
-        text = io.TextIOWrapper(f, encoding="utf-8", newline="")
-        emit(text)
-        text.detach()
-
     try:
         if output is None:
             emit(sys.stdout)
-        else:  # the file appears whole, once every row is written
+        else:  # row by row as they come, so that a long batch shows its answers (and keeps them)
             if output.is_dir():
                 raise PuzzleError(f"-o {where!r} is a directory; give a file name")
-            with locked(output, "the results"):
-                write_atomic(output, emit_binary)
+            with open(output, "w", newline="") as sink:
+                emit(sink)
     except OSError as exc:
         raise PuzzleError(f"cannot write the results to {where!r}: {exc.strerror or exc}") from None
     solved, stopped, nodes, search = tally

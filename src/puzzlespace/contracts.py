@@ -81,7 +81,9 @@ class FrontierSpace(Protocol):
         (:mod:`puzzlespace.bits`), read only, for leaving reached neighbours out (an
         entry of 3 is unreached). Made by
         :func:`~puzzlespace.explore.engine.neighbours_kernel` from a function numba
-        compiles; it runs without the GIL, so chunks run in parallel threads.
+        compiles; it runs without the GIL, so chunks run in parallel threads. It must not
+        raise: it runs as a C callback, where an exception is only printed (the engine
+        then stops with RuntimeError rather than lose marks).
     kernel_data : tuple
         The space's own arrays and numbers that ``kernel`` reads.
     """

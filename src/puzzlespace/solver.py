@@ -140,7 +140,7 @@ def plan_solving(puzzle: Puzzle, method: str = "auto", heuristic: str = "auto", 
     if method not in METHODS:
         raise PuzzleError(f"unknown method {method!r}: choose one of {', '.join(METHODS)}")
     if table is None and (method == "table" or (method == "auto" and heuristic == "auto" and problem is None)):
-        table = cached_tablebase(puzzle, skip_damaged=method == "auto")
+        table = cached_tablebase(puzzle, skip_unusable=method == "auto")
     if table is not None and method in ("auto", "table"):
         return Plan(puzzle, "table", table=table)
     if method == "table":
@@ -173,11 +173,12 @@ def search_problem_for(puzzle: Puzzle, heuristic: str = "auto", deadline: float 
     return problem
 
 
-def cached_tablebase(puzzle: Puzzle, skip_damaged: bool = False):
+def cached_tablebase(puzzle: Puzzle, skip_unusable: bool = False):
     """The tablebase of ``puzzle`` in the cache directory, or None when there is none.
 
-    A damaged one raises DamagedFile with the command that makes it again, or is passed
-    over (None) with ``skip_damaged``.
+    One that cannot be used (damaged, unreadable, or of another version's layout) raises
+    PuzzleError with the command that makes it again, or is passed over (None) with
+    ``skip_unusable``.
     """
     from .cache import tablebase_path
 
@@ -186,12 +187,15 @@ def cached_tablebase(puzzle: Puzzle, skip_damaged: bool = False):
         return None
     from .explore.tablebase import load
 
+    remake = f"make it again with 'puzzlespace explore {puzzle.spec} --save cache'"
     try:
-        return load(path, puzzle, remake=f"make it again with 'puzzlespace explore {puzzle.spec} --save cache'")
-    except DamagedFile:
-        if skip_damaged:
+        return load(path, puzzle, remake=remake)
+    except PuzzleError as exc:
+        if skip_unusable:
             return None
-        raise
+        if isinstance(exc, DamagedFile):
+            raise
+        raise PuzzleError(f"{exc}; {remake}") from None
 
 
 def solve(

@@ -55,22 +55,43 @@ def save_layer(directory: Path, manifest: dict, arrays: dict[str, np.ndarray]) -
 
     ``manifest`` must hold ``depth``; it gains, for each role, the name of its file.
     Raises OSError (ENOSPC) before writing anything when the disk lacks the room for the
-    new files beside the old ones, so the previous checkpoint stays whole.
+    new files beside the old ones (each is written whole before it replaces any file), so
+    the previous checkpoint stays whole. A write that fails removes the files it made that
+    the manifest does not name.
     """
     directory.mkdir(parents=True, exist_ok=True)
     names = {role: f"{role}-{manifest['depth']}.bin" for role in arrays}
     need = sum(data.nbytes for data in arrays.values()) + MAX_HEADER
-    free = free_disk(directory) + sum(f.stat().st_size for f in directory.glob("*.bin") if f.name in names.values())
-    if need > free:
-        raise OSError(errno.ENOSPC, f"needs {human(need)}, {human(free)} free")
+    if need > free_disk(directory):
+        raise OSError(errno.ENOSPC, f"needs {human(need)}, {human(free_disk(directory))} free")
+    try:
+        _write_layer(directory, manifest, arrays, names)
+    except BaseException:
+        kept = _named_files(directory)
+        for name in names.values():
+            if name not in kept:
+                (directory / name).unlink(missing_ok=True)
+        raise
+    for old in directory.glob("*.bin"):
+        if old.name not in names.values():
+            old.unlink()
+
+
+def _write_layer(directory: Path, manifest: dict, arrays: dict[str, np.ndarray], names: dict[str, str]) -> None:
     for role, data in arrays.items():
         write_atomic(directory / names[role], data.tofile)
     fields = dict(manifest, **names, sha256={role: digest(data.data) for role, data in arrays.items()})
     blob = json.dumps(dict(fields, checksum=_checksum(fields)), indent=1).encode()
     write_atomic(directory / MANIFEST, lambda f: f.write(blob))
-    for old in directory.glob("*.bin"):
-        if old.name not in names.values():
-            old.unlink()
+
+
+def _named_files(directory: Path) -> set[str]:
+    """The data files the manifest on disk names (none if it cannot be read)."""
+    try:
+        manifest = json.loads((directory / MANIFEST).read_text(encoding="utf-8"))
+        return {v for k, v in manifest.items() if isinstance(v, str) and v.endswith(".bin")}
+    except (OSError, ValueError, RecursionError, AttributeError):
+        return set()
 
 
 def _checksum(fields: dict) -> str:

@@ -136,7 +136,7 @@ def _buffer_sizes(space: FrontierSpace) -> tuple[int, int]:
     """Entries of a mark buffer and of its rank buffer, each with room for a word's worth
     of states (32) and their neighbours."""
     degree = max(space.max_degree, 1)
-    return max(MARK_BUFFER, 32 * degree), max(min(MARK_BUFFER // degree, RANK_BATCH), 32) + _UNROLLED - 1
+    return max(MARK_BUFFER, 32 * degree) + 1, max(min(MARK_BUFFER // degree, RANK_BATCH), 32) + _UNROLLED - 1
 
 
 def neighbours_kernel(function, data, cache: bool = True):
@@ -171,9 +171,11 @@ def expand_span(space: FrontierSpace, table: np.ndarray, lo: int, hi: int, value
     hold the frontier. Returns ``(count, next)``: ``out[:count]`` holds the marks, and the
     states from ``next`` on are still to be expanded (``next == hi`` when done). Needs
     room for 35 states (a word's worth and 3) in ``ranks``, and for the neighbours of 32
-    in ``out``.
+    and one more mark in ``out``. Raises RuntimeError if the kernel fails.
     """
-    return _expand(_kernel_of(space), table, lo, hi, value, blocks, out, ranks)
+    count, nxt = _expand(_kernel_of(space), table, lo, hi, value, blocks, out, ranks)
+    out[:count] = out[1:count + 1]
+    return count, nxt
 
 
 def _kernel_of(space: FrontierSpace) -> tuple:
@@ -182,9 +184,13 @@ def _kernel_of(space: FrontierSpace) -> tuple:
 
 
 def _expand(kernel: tuple, table, lo, hi, value, blocks, out, ranks) -> tuple[int, int]:
+    """:func:`expand_span` with the marks left in ``out[1:count + 1]``."""
     function, data, degree = kernel
-    written, nxt = _walk(table, lo, hi, value, blocks, out, ranks, function, degree, *data)
-    return int(written), int(nxt)
+    count, nxt = _walk(table, lo, hi, value, blocks, out, ranks, function, degree, *data)
+    if count < 0:
+        raise RuntimeError("a state space's kernel failed (numba printed its exception above): it must not raise, "
+                           "and it must write at most max_degree neighbours a state")
+    return int(count), int(nxt)
 
 
 #: Words of the table the walk matches at once (in vector instructions) before it lists their states.
@@ -199,7 +205,12 @@ _PAST = np.uint64(1 << 63)  # an odd bit, never an entry's: its index, halved, i
 @nb.njit(cache=True, nogil=True)
 def _walk(table, lo, hi, value, blocks, out, ranks, kernel, degree, *data):
     """The compiled walk of :func:`expand_span`; the kernel's data come one argument each
-    (numba types arrays passed alone faster than a tuple of them).
+    (numba types arrays passed alone faster than a tuple of them). Marks go to ``out[1:]``
+    and ``(count, next)`` is returned; ``count`` is -1 if the kernel failed.
+
+    A kernel runs as a C callback, where an exception is only printed and the call
+    returns 0; so ``out[0]`` is left unused and the kernel always starts past it, and a
+    return below where it started (or past what it may write) is a failure.
 
     The table is matched ``SEGMENT_WORDS`` words at a time in vector instructions, and the
     words holding frontier states listed without a branch on their entries; their states
@@ -209,8 +220,8 @@ def _walk(table, lo, hi, value, blocks, out, ranks, kernel, degree, *data):
     words = table.view(np.uint64)
     pat = pattern(value)
     batch = ranks.shape[0] - _UNROLLED + 1  # the branch-free writes may go that far past a batch
-    limit = min(batch, out.shape[0] // degree)
-    written = 0
+    written = 1  # out[0] is left unused: a kernel that fails returns 0
+    limit = min(batch, (out.shape[0] - written) // degree)
     listed = 0
     w = lo >> 5
     end = (hi + 31) >> 5
@@ -239,11 +250,14 @@ def _walk(table, lo, hi, value, blocks, out, ranks, kernel, degree, *data):
             bits = found[nonzero[t]]
             first = (w + nonzero[t]) << 5
             if listed + popcount(bits) > limit:  # a full batch: expand it before this word
-                written = kernel(table, ranks, listed, out, written, data)
+                done = kernel(table, ranks, listed, out, written, data)
+                if done < written or done > written + listed * degree:
+                    return -1, lo
+                written = done
                 listed = 0
                 limit = min(batch, (out.shape[0] - written) // degree)  # what the marks left can take
                 if limit < 32:  # not a word's worth: hand the marks over
-                    return written, first + (lowest_bit(bits) >> 1)
+                    return written - 1, first + (lowest_bit(bits) >> 1)
             for _ in range(_UNROLLED):  # the common words, without a branch: a write past the states is not counted
                 ranks[listed] = first + (lowest_bit(bits | _PAST) >> 1)
                 listed += np.int64(bits != 0)
@@ -254,8 +268,11 @@ def _walk(table, lo, hi, value, blocks, out, ranks, kernel, degree, *data):
                 listed += 1
         w = stop
     if listed:
-        written = kernel(table, ranks, listed, out, written, data)
-    return written, hi
+        done = kernel(table, ranks, listed, out, written, data)
+        if done < written or done > written + listed * degree:
+            return -1, lo
+        written = done
+    return written - 1, hi
 
 
 def chunk_spans(size: int, align: int, parts: int) -> list[tuple[int, int]]:
@@ -520,7 +537,7 @@ def _expand_layer(pool, index, kernel, table, chunks, depth, buffers, blocks, fo
         for fut in finished:
             buf, hi = pending.pop(fut)
             count, nxt = fut.result()
-            added += int(merge_marks(table, buf[0], count, new, following))
+            added += int(merge_marks(table, buf[0][1:], count, new, following))
             if nxt < hi:
                 submit(nxt, hi, buf)
                 continue
