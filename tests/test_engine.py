@@ -78,7 +78,7 @@ def test_progress_reports_layers():
     assert seen[0][0] == 1 and seen[-1][0] == 22 and seen[-1][1] == 360
 
 
-def _echo(table, ranks, count, out, written, data):
+def _echo(table, base, ranks, count, out, written, data):
     """A kernel whose only neighbour of a state is the state itself (``data[0]`` copies)."""
     for t in range(count):
         for _ in range(data[0]):
@@ -146,7 +146,7 @@ def test_the_walk_lists_every_frontier_state_once_in_order(seed, value, batch, c
     assert calls <= len(want) + 1  # each call but the last expands a state at least
 
 
-def _failing(table, ranks, count, out, written, data):
+def _failing(table, base, ranks, count, out, written, data):
     """A kernel that raises on its second batch (a division by zero)."""
     for t in range(count):
         out[written] = ranks[t] // (data[0] - ranks[0] // 1000)

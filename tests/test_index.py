@@ -259,3 +259,32 @@ def test_expansion_skips_only_blocks_without_frontier_states(name):
     c1, n1 = expand_span(ix, table, 0, size, 1, blocks, out[0], ranks)
     c2, n2 = expand_span(ix, table, 0, size, 1, np.ones_like(blocks), out[1], ranks)
     assert (c1, n1) == (c2, n2) and c1 > 0 and np.array_equal(out[0][:c1], out[1][:c2])
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.sampled_from(["flip:5x4", "4x3", "jump:8:1,3"]), st.integers(0, 2**32 - 1))
+def test_expansion_of_a_part_of_the_table(name, seed):
+    """A table holding ranks ``base ..`` only (a segment): the same states expanded; a
+    neighbour outside the part counts as unreached, so it is listed even if reached."""
+    from puzzlespace.bits import UNSEEN, get2, new_blocks
+
+    ix = ps.load_puzzle(name).state_index()
+    rng = np.random.default_rng(seed)
+    table = _random_table(name)
+    base = 32 * int(rng.integers(0, ix.size // 32))
+    span = min(ix.size - base, 32 * int(rng.integers(1, 2000)))
+    part = table[base // 4:(base + span + 3) // 4].copy()
+    lo = base + int(rng.integers(0, span))
+    hi = min(base + span, lo + int(rng.integers(1, 3000)))
+    ranks = np.empty(300, dtype=np.int64)
+    room = (hi - lo + 300) * max(ix.max_degree, 1)
+    full, here = np.empty(room, dtype=np.int64), np.empty(room, dtype=np.int64)
+    c1, n1 = expand_span(ix, table, lo, hi, 1, np.ones_like(new_blocks(ix.size)), full, ranks)
+    c2, n2 = expand_span(ix, part, lo, hi, 1, np.ones_like(new_blocks(span)), here, ranks, base=base)
+    assert n1 == hi and n2 == hi
+    inside = lambda j: base <= j < base + span  # noqa: E731
+    assert sorted(j for j in here[:c2] if inside(j)) == sorted(j for j in full[:c1] if inside(j))
+    outside_full = sorted(j for j in full[:c1] if not inside(j))
+    outside_here = sorted(j for j in here[:c2] if not inside(j))
+    assert set(outside_full) <= set(outside_here)
+    assert all(get2(table, j) != UNSEEN for j in set(outside_here) - set(outside_full))

@@ -127,6 +127,15 @@ def get2(table, i):
 
 
 @nb.njit(cache=True, nogil=True, inline="always")
+def unreached(table, base, i):
+    """Whether rank ``i`` is not reached yet, as far as ``table`` knows: it holds the entries
+    of ranks ``base .. base + 4 * len(table) - 1``, and a rank outside them counts as
+    unreached."""
+    k = i - base
+    return k < 0 or k >= table.shape[0] * 4 or get2(table, k) == UNSEEN
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
 def set2(table, i, v):
     s = (i & 3) << 1
     table[i >> 2] = (table[i >> 2] & ~np.uint8(3 << s)) | np.uint8(v << s)

@@ -73,13 +73,13 @@ class FrontierSpace(Protocol):
         ``kernel`` leaves those moves out and the engine applies them in place as it
         closes a layer. None when there are none.
     kernel : compiled function
-        ``kernel(table, ranks, count, out, written, kernel_data) -> written``: writes the
-        neighbours of the states ``ranks[:count]`` (increasing) into ``out`` from index
-        ``written`` on, and returns the index after the last one written. ``out`` has
-        room for ``count * max_degree`` more. Every neighbour not yet reached must be
-        written; reached ones may be too. ``table`` is the search's 2-bit table
-        (:mod:`puzzlespace.bits`), read only, for leaving reached neighbours out (an
-        entry of 3 is unreached). Made by
+        ``kernel(table, base, ranks, count, out, written, kernel_data) -> written``:
+        writes the neighbours of the states ``ranks[:count]`` (increasing) into ``out``
+        from index ``written`` on, and returns the index after the last one written.
+        ``out`` has room for ``count * max_degree`` more. Every neighbour not yet reached
+        must be written; reached ones may be too. ``table`` is the search's 2-bit table
+        (:mod:`puzzlespace.bits`), read only, or the part of it from rank ``base`` on: to
+        leave reached neighbours out, ask :func:`puzzlespace.bits.unreached`. Made by
         :func:`~puzzlespace.explore.engine.neighbours_kernel` from a function numba
         compiles; it runs without the GIL, so chunks run in parallel threads. It must not
         raise: it runs as a C callback, where an exception is only printed (the engine

@@ -143,7 +143,7 @@ def neighbours_kernel(function, data, cache: bool = True):
     """``function`` compiled as a :attr:`FrontierSpace.kernel
     <puzzlespace.contracts.FrontierSpace.kernel>` for data of the type of ``data``.
 
-    ``function(table, ranks, count, out, written, data) -> written`` must compile with
+    ``function(table, base, ranks, count, out, written, data) -> written`` must compile with
     numba in nopython mode. The result is a numba ``cfunc``, typed by its signature alone,
     so the engine's compiled walk calls it per batch of states and is itself compiled once
     per type of data (and kept in numba's cache with ``cache``). Made once per function
@@ -155,14 +155,15 @@ def neighbours_kernel(function, data, cache: bool = True):
 @functools.lru_cache(maxsize=None)
 def _compiled_kernel(function, data_type, cache: bool):
     vector = types.Array(types.int64, 1, "C")
-    signature = types.int64(types.Array(types.uint8, 1, "C"), vector, types.int64, vector, types.int64, data_type)
+    signature = types.int64(types.Array(types.uint8, 1, "C"), types.int64, vector, types.int64, vector, types.int64,
+                            data_type)
     kernel = nb.cfunc(signature, cache=cache, nopython=True)(function)
     kernel._numba_type_ = nb.typeof(kernel)  # the engine passes it on every call: type it once
     return kernel
 
 
 def expand_span(space: FrontierSpace, table: np.ndarray, lo: int, hi: int, value: int, blocks: np.ndarray,
-                out: np.ndarray, ranks: np.ndarray) -> tuple[int, int]:
+                out: np.ndarray, ranks: np.ndarray, base: int = 0) -> tuple[int, int]:
     """List the neighbours of the states of ``[lo, hi)`` whose entry is ``value`` into
     ``out``, until it could overflow: the one walk of a frontier.
 
@@ -172,8 +173,11 @@ def expand_span(space: FrontierSpace, table: np.ndarray, lo: int, hi: int, value
     states from ``next`` on are still to be expanded (``next == hi`` when done). Needs
     room for 35 states (a word's worth and 3) in ``ranks``, and for the neighbours of 32
     and one more mark in ``out``. Raises RuntimeError if the kernel fails.
+
+    ``table`` may hold a part of the ranks only: those from ``base`` on (a multiple of 32);
+    ``lo`` and ``hi`` are then ranks within that part, and ``blocks`` flags its blocks.
     """
-    count, nxt = _expand(_kernel_of(space), table, lo, hi, value, blocks, out, ranks)
+    count, nxt = _expand(_kernel_of(space), table, lo, hi, value, blocks, out, ranks, base)
     out[:count] = out[1:count + 1]
     return count, nxt
 
@@ -183,10 +187,10 @@ def _kernel_of(space: FrontierSpace) -> tuple:
     return space.kernel, space.kernel_data, max(space.max_degree, 1)
 
 
-def _expand(kernel: tuple, table, lo, hi, value, blocks, out, ranks) -> tuple[int, int]:
+def _expand(kernel: tuple, table, lo, hi, value, blocks, out, ranks, base: int = 0) -> tuple[int, int]:
     """:func:`expand_span` with the marks left in ``out[1:count + 1]``."""
     function, data, degree = kernel
-    count, nxt = _walk(table, lo, hi, value, blocks, out, ranks, function, degree, *data)
+    count, nxt = _walk(table, base, lo - base, hi - base, value, blocks, out, ranks, function, degree, *data)
     if count < 0:
         raise RuntimeError("a state space's kernel failed (numba printed its exception above): it must not raise, "
                            "and it must write at most max_degree neighbours a state")
@@ -203,10 +207,11 @@ _PAST = np.uint64(1 << 63)  # an odd bit, never an entry's: its index, halved, i
 
 
 @nb.njit(cache=True, nogil=True)
-def _walk(table, lo, hi, value, blocks, out, ranks, kernel, degree, *data):
+def _walk(table, base, lo, hi, value, blocks, out, ranks, kernel, degree, *data):
     """The compiled walk of :func:`expand_span`; the kernel's data come one argument each
     (numba types arrays passed alone faster than a tuple of them). Marks go to ``out[1:]``
-    and ``(count, next)`` is returned; ``count`` is -1 if the kernel failed.
+    and ``(count, next)`` is returned; ``count`` is -1 if the kernel failed. ``lo`` and
+    ``hi`` count from ``base``, the rank of the table's first entry; ``next`` is a rank.
 
     A kernel runs as a C callback, where an exception is only printed and the call
     returns 0; so ``out[0]`` is left unused and the kernel always starts past it, and a
@@ -248,11 +253,11 @@ def _walk(table, lo, hi, value, blocks, out, ranks, kernel, degree, *data):
             words_found += np.int64(found[j] != 0)
         for t in range(words_found):
             bits = found[nonzero[t]]
-            first = (w + nonzero[t]) << 5
+            first = base + ((w + nonzero[t]) << 5)  # the rank of the word's first entry
             if listed + popcount(bits) > limit:  # a full batch: expand it before this word
-                done = kernel(table, ranks, listed, out, written, data)
+                done = kernel(table, base, ranks, listed, out, written, data)
                 if done < written or done > written + listed * degree:
-                    return -1, lo
+                    return -1, base + lo
                 written = done
                 listed = 0
                 limit = min(batch, (out.shape[0] - written) // degree)  # what the marks left can take
@@ -268,11 +273,11 @@ def _walk(table, lo, hi, value, blocks, out, ranks, kernel, degree, *data):
                 listed += 1
         w = stop
     if listed:
-        done = kernel(table, ranks, listed, out, written, data)
+        done = kernel(table, base, ranks, listed, out, written, data)
         if done < written or done > written + listed * degree:
-            return -1, lo
+            return -1, base + lo
         written = done
-    return written - 1, hi
+    return written - 1, base + hi
 
 
 def chunk_spans(size: int, align: int, parts: int) -> list[tuple[int, int]]:

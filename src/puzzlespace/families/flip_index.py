@@ -12,7 +12,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from ..bits import get2
+from ..bits import unreached
 from ..errors import PuzzleError
 from ..explore.engine import neighbours_kernel
 from ..fastdiv import divisor, mul_shift
@@ -40,7 +40,7 @@ def _unrank(i, orbit_cells, orbit_len, dig2pat, radix, cells):
             cells[orbit_cells[o, k]] = (pat >> k) & 1
 
 
-def expand_flip(table, ranks, count, out, written, data):
+def expand_flip(table, base, ranks, count, out, written, data):
     """The flip index's kernel (:attr:`FrontierSpace.kernel
     <puzzlespace.contracts.FrontierSpace.kernel>`): the unreached neighbours of the states
     ``ranks[:count]`` (increasing), written into ``out`` from ``written`` on; returns the
@@ -79,7 +79,7 @@ def expand_flip(table, ranks, count, out, written, data):
                 if o < 0:
                     break
                 j += digit_change[m * per_move + k, digits[o]]
-            if get2(table, j) == 3:
+            if unreached(table, base, j):
                 out[written] = j
                 written += 1
     return written

@@ -140,7 +140,7 @@ def _window_change(digits, src, dst, m, fact):
 _U, _SRC, _DST, _LOW, _TOP, _QM, _QS, _C, _CM, _CS, _AT, _CROSS = range(12)
 
 
-def expand_groups(table, ranks, count, out, written, data):
+def expand_groups(table, base, ranks, count, out, written, data):
     """The token index's kernel (:attr:`FrontierSpace.kernel
     <puzzlespace.contracts.FrontierSpace.kernel>`): the neighbours of the states
     ``ranks[:count]`` (increasing), written into ``out`` from ``written`` on, except those

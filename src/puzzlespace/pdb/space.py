@@ -33,7 +33,7 @@ from typing import Sequence
 import numba as nb
 import numpy as np
 
-from ..bits import get2, lowest_bit, match_word, pattern, popcount
+from ..bits import lowest_bit, match_word, pattern, popcount, unreached
 from ..explore.engine import layered_bfs, neighbours_kernel
 
 MAX_NODES = 64
@@ -98,7 +98,7 @@ def slot_of(cells, k, n, blank, nbr):
     return rank_cells(cells, 0, k, n) * (n - k) + popcount(free & ((_ONE << low) - _ONE))
 
 
-def expand_pattern(table, ranks, count, out, written, data):
+def expand_pattern(table, base, ranks, count, out, written, data):
     """A pattern space's kernel (:attr:`FrontierSpace.kernel
     <puzzlespace.contracts.FrontierSpace.kernel>`): the unreached neighbours of the slots
     ``ranks[:count]``, written into ``out`` from ``written`` on; returns the index after
@@ -138,7 +138,7 @@ def expand_pattern(table, ranks, count, out, written, data):
                 low = np.uint64(lowest_bit(_region(x, free2, nbr)))
                 j = rank_cells(cells, 0, k, n) * nf + popcount(free2 & ((_ONE << low) - _ONE))
                 cells[g] = x
-                if get2(table, j) == 3:
+                if unreached(table, base, j):
                     out[written] = j
                     written += 1
         for g in range(k):
