@@ -343,7 +343,8 @@ def _tablebase(path: Path, puzzle: Puzzle):
     "puzzlespace explore 4x3 --json --out ck/",
     "puzzlespace explore 4x3 --out ck/ --resume",
     "puzzlespace explore 3x3 --save cache",
-    "puzzlespace explore flip:5x5 --plot depths.png"])
+    "puzzlespace explore flip:5x5 --plot depths.png",
+    "puzzlespace explore 7x2 --out ck/ --max-memory 3G"])
 @puzzle_argument
 @goal_option
 @click.option("--out", "out_dir", type=PATH, metavar="DIR",
@@ -358,15 +359,19 @@ def _tablebase(path: Path, puzzle: Puzzle):
                    "pip install 'puzzlespace[plot]')")
 @click.option("--progress", "show_progress", is_flag=True, help="progress on stderr even with --json")
 @click.option("--force", is_flag=True, help="let --out replace the checkpoint of another puzzle or goal")
+@click.option("--segments", type=Count(1), metavar="N",
+              help="cut the table into N segments, one in memory at a time, the others in files under --out "
+                   "(chosen by itself when the table does not fit --max-memory)")
 @json_option
 def explore(puzzle: str, goal: Optional[str], out_dir: Optional[Path], resume: bool, save: Optional[Path],
             threads: Optional[int], max_memory: Optional[str], antipodes: int, plot: Optional[Path],
-            show_progress: bool, force: bool, as_json: bool) -> None:
+            show_progress: bool, force: bool, segments: Optional[int], as_json: bool) -> None:
     """Visit every position reachable from the goal: counts per depth, God's number, antipodes."""
     from contextlib import ExitStack
 
     from .datafile import locked
     from .explore import engine
+    from .explore.segments import explore_segmented
     from .resources import parse_size
 
     with _errors():
@@ -375,6 +380,8 @@ def explore(puzzle: str, goal: Optional[str], out_dir: Optional[Path], resume: b
         if plot is not None:
             _check_plot_backend(plot)
         save_path = _save_path(p, save) if save is not None else None
+        if segments and out_dir is None:
+            raise PuzzleError("--segments keeps the segments in files: give --out DIR")
         if out_dir is not None and out_dir.exists() and not out_dir.is_dir():
             raise PuzzleError(f"--out {str(out_dir)!r} is a file; give a directory for the checkpoints")
         try:
@@ -383,10 +390,16 @@ def explore(puzzle: str, goal: Optional[str], out_dir: Optional[Path], resume: b
                     held.enter_context(locked(out_dir, "the checkpoint in", directory=True))
                 if save_path is not None:
                     held.enter_context(locked(save_path, "the tablebase"))
+                segments = segments or _segments(p, out_dir, resume, threads, limit, save is not None)
                 with _layer_progress(enabled=show_progress or not as_json) as report:
-                    result = engine.explore(p, threads=threads, out_dir=out_dir, resume=resume, max_memory=limit,
-                                            antipode_limit=antipodes, progress=report, keep_table=save is not None,
-                                            force=force)
+                    if segments:
+                        result = explore_segmented(p, segments=segments, threads=threads, out_dir=out_dir,
+                                                   resume=resume, antipode_limit=antipodes, progress=report,
+                                                   keep_table=save is not None, force=force)
+                    else:
+                        result = engine.explore(p, threads=threads, out_dir=out_dir, resume=resume,
+                                                max_memory=limit, antipode_limit=antipodes, progress=report,
+                                                keep_table=save is not None, force=force)
                 if save_path is not None:
                     _save_tablebase(p, result, save_path)
         except KeyboardInterrupt:
@@ -433,6 +446,30 @@ def _this_command(**changes) -> str:
             for v in value if param.multiple or param.nargs != 1 else [value]:
                 words += [name, *(shlex.quote(str(x)) for x in (v if isinstance(v, tuple) else [v]))]
     return " ".join(words)
+
+
+def _segments(p: Puzzle, out_dir: Optional[Path], resume: bool, threads: Optional[int], limit: Optional[int],
+              tablebase: bool) -> int:
+    """How many segments an exploration runs in: 0 (the whole table in memory) unless it
+    resumes a checkpoint made by segments, or the table does not fit ``--max-memory`` and
+    ``--out`` can hold the segments (said on stderr)."""
+    from .explore import engine
+    from .explore.segments import checkpoint_is_segmented, segments_to_fit
+    from .resources import current_rss, human
+
+    if out_dir is None:
+        return 0
+    if resume:
+        return -1 if checkpoint_is_segmented(out_dir) else 0
+    index = p.state_index()
+    threads = threads or os.cpu_count() or 1
+    need = engine.plan(index, threads, True, 2 if tablebase else 1)
+    if limit is None or current_rss() + need.memory <= limit:
+        return 0
+    segments = segments_to_fit(index, threads, 2 if tablebase else 1, limit)
+    err.print(f"the table ({human(need.memory)}) does not fit --max-memory {human(limit)}: exploring in {segments} "
+              f"segments, one in memory at a time, the others in {str(out_dir)!r}", markup=False)
+    return segments
 
 
 def _save_path(p: Puzzle, save: Path) -> Path:

@@ -21,8 +21,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO, Iterator
 
-import numpy as np
-
 from .errors import DamagedFile, PuzzleError
 
 
@@ -69,15 +67,24 @@ def digest(data) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def digest_parts(parts) -> str:
+    """SHA-256 of the concatenation of arrays, as hex."""
+    check = hashlib.sha256()
+    for part in parts:
+        check.update(part.data)
+    return check.hexdigest()
+
+
 def header_digest(header: dict) -> str:
     """SHA-256 of a header's canonical JSON, without its ``header_sha256`` field."""
     fields = {k: v for k, v in header.items() if k != "header_sha256"}
     return digest(json.dumps(fields, sort_keys=True).encode())
 
 
-def write(path: Path, magic: bytes, header: dict, data: np.ndarray) -> None:
+def write(path: Path, magic: bytes, header: dict, data) -> None:
     """Write ``magic``, ``header`` (with its checksum) and ``data`` to ``path`` atomically
-    (folders made as needed)."""
+    (folders made as needed). ``data``: an array, or a function that gives the data's
+    parts (arrays) in order, called once."""
     blob = json.dumps(dict(header, header_sha256=header_digest(header))).encode()
     path.parent.mkdir(parents=True, exist_ok=True)
 
@@ -85,7 +92,8 @@ def write(path: Path, magic: bytes, header: dict, data: np.ndarray) -> None:
         f.write(magic)
         f.write(struct.pack("<Q", len(blob)))
         f.write(blob)
-        data.tofile(f)
+        for part in (data() if callable(data) else [data]):
+            part.tofile(f)
 
     write_atomic(path, body)
 

@@ -80,7 +80,11 @@ def save_layer(directory: Path, manifest: dict, arrays: dict[str, np.ndarray]) -
 def _write_layer(directory: Path, manifest: dict, arrays: dict[str, np.ndarray], names: dict[str, str]) -> None:
     for role, data in arrays.items():
         write_atomic(directory / names[role], data.tofile)
-    fields = dict(manifest, **names, sha256={role: digest(data.data) for role, data in arrays.items()})
+    write_manifest(directory, dict(manifest, **names, sha256={role: digest(data.data) for role, data in arrays.items()}))
+
+
+def write_manifest(directory: Path, fields: dict) -> None:
+    """Write ``manifest.json`` atomically, with the checksum of its own fields."""
     blob = json.dumps(dict(fields, checksum=_checksum(fields)), indent=1).encode()
     write_atomic(directory / MANIFEST, lambda f: f.write(blob))
 

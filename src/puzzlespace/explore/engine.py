@@ -54,7 +54,8 @@ class ExploreResult:
     ``depth_counts[d]`` is the number of positions exactly ``d`` moves from the goal;
     ``antipodes`` the first ``antipode_limit`` positions at ``max_depth`` (by rank),
     ``antipode_count`` all of them. ``table``: the depth-mod-3 table (3: unreached), when
-    asked for. ``search_table``: the search's own table when stopped at a depth; the states
+    asked for: an array, or (from an exploration out of core) a function that gives its
+    parts in rank order. ``search_table``: the search's own table when stopped at a depth; the states
     of that layer are those whose entry is ``layer_value(max_depth)``.
     """
 
@@ -70,7 +71,7 @@ class ExploreResult:
     scheme: str
     rank_space: int
     threads: int
-    table: np.ndarray | None = field(default=None, repr=False)
+    table: np.ndarray | Callable[[], Iterator[np.ndarray]] | None = field(default=None, repr=False)
     search_table: np.ndarray | None = field(default=None, repr=False)
 
     def to_json(self) -> dict:
@@ -101,7 +102,7 @@ class Plan:
 def plan(index: FrontierSpace, threads: int, with_checkpoints: bool, tables: int = 1) -> Plan:
     """Memory and disk of a run keeping ``tables`` 2-bit tables (2 with a tablebase)."""
     table = ((index.size + 31) // 32) * 8
-    marks, ranks = _buffer_sizes(index)
+    marks, ranks = buffer_sizes(index)
     buffers = 2 * threads * (marks + ranks) * 8
     return Plan(memory=tables * table + buffers + (64 << 20), disk=2 * tables * table if with_checkpoints else 0)
 
@@ -117,7 +118,8 @@ def check_resources(need: Plan, max_memory: int | None, out_dir: Path | None) ->
     if max_memory is not None and current_rss() + need.memory > max_memory:
         raise PuzzleError(
             f"exploring needs about {human(current_rss() + need.memory)} of memory in all (the program itself "
-            f"{human(current_rss())}, the run {human(need.memory)}), above --max-memory {human(max_memory)}"
+            f"{human(current_rss())}, the run {human(need.memory)}), above --max-memory {human(max_memory)}; "
+            "with --out DIR the table goes to segment files there"
         )
     if need.memory > avail:
         raise PuzzleError(
@@ -132,7 +134,7 @@ def check_resources(need: Plan, max_memory: int | None, out_dir: Path | None) ->
                               f"{human(free)} is free; choose another --out")
 
 
-def _buffer_sizes(space: FrontierSpace) -> tuple[int, int]:
+def buffer_sizes(space: FrontierSpace) -> tuple[int, int]:
     """Entries of a mark buffer and of its rank buffer, each with room for a word's worth
     of states (32) and their neighbours."""
     degree = max(space.max_degree, 1)
@@ -177,12 +179,12 @@ def expand_span(space: FrontierSpace, table: np.ndarray, lo: int, hi: int, value
     ``table`` may hold a part of the ranks only: those from ``base`` on (a multiple of 32);
     ``lo`` and ``hi`` are then ranks within that part, and ``blocks`` flags its blocks.
     """
-    count, nxt = _expand(_kernel_of(space), table, lo, hi, value, blocks, out, ranks, base)
+    count, nxt = _expand(kernel_of(space), table, lo, hi, value, blocks, out, ranks, base)
     out[:count] = out[1:count + 1]
     return count, nxt
 
 
-def _kernel_of(space: FrontierSpace) -> tuple:
+def kernel_of(space: FrontierSpace) -> tuple:
     """What the walk needs of ``space``, read once per run: (kernel, its data, the most marks a state writes)."""
     return space.kernel, space.kernel_data, max(space.max_degree, 1)
 
@@ -338,7 +340,7 @@ def explore(
         depth, counts, done_before = manifest.depth, list(manifest.depth_counts), manifest.seconds
     else:
         if out is not None and not force:
-            _refuse_other_checkpoint(out, puzzle.spec, goal)
+            refuse_other_checkpoint(out, puzzle.spec, goal)
         table = new_table(size)
         tablebase = new_table(size) if keep_table else None
         g = index.rank(puzzle.goal)
@@ -396,9 +398,9 @@ def run_layers(index: FrontierSpace, table, depth: int, threads: int, progress=N
     ``blocks``: flags of the blocks that may hold layer ``depth`` (default: all).
     """
     chunks = chunk_spans(index.size, index.group * 64, CHUNKS_PER_THREAD * threads)
-    marks, ranks = _buffer_sizes(index)
+    marks, ranks = buffer_sizes(index)
     buffers = [(np.empty(marks, dtype=np.int64), np.empty(ranks, dtype=np.int64)) for _ in range(2 * threads)]
-    kernel = _kernel_of(index)
+    kernel = kernel_of(index)
     if blocks is None:
         blocks = np.ones_like(new_blocks(index.size))
     following = np.zeros_like(blocks)
@@ -465,7 +467,7 @@ def layered_bfs(index: FrontierSpace, roots, *, threads: int | None = None, max_
     return state.counts
 
 
-def _refuse_other_checkpoint(out: Path, spec: str, goal: list[int]) -> None:
+def refuse_other_checkpoint(out: Path, spec: str, goal: list[int]) -> None:
     """A fresh run must not replace another puzzle's (or goal's) checkpoint unasked."""
     import json
 
@@ -520,35 +522,51 @@ def _close_frontier(pool, index, table, chunks, depth, blocks, following, added)
 def _expand_layer(pool, index, kernel, table, chunks, depth, buffers, blocks, following, progress) -> int:
     """Expand every chunk of layer ``depth``; merge the marks as they come; return states added.
 
-    Worker threads expand chunks (or the rest of one, when a buffer fills up) into mark
-    buffers (:func:`expand_span`); this thread merges each buffer as it comes back and hands it out again, so
-    merging (memory-bound: marks land anywhere in the table) overlaps expansion. One
-    thread writes the table, so no atomic operation is needed. ``blocks`` cover the
-    layer; the merge sets ``following`` for the blocks of the new states.
+    One thread (this one) writes the table, so no atomic operation is needed. ``blocks``
+    cover the layer; the merge sets ``following`` for the blocks of the new states.
     """
-    frontier, new = layer_value(depth), layer_value(depth + 1)
-    free_buffers = list(buffers)
-    pending: dict = {}
+    new = layer_value(depth + 1)
+    added, finished = [0], [0]
+
+    def merge(marks: np.ndarray) -> None:
+        added[0] += int(merge_marks(table, marks, len(marks), new, following))
+
+    def chunk_done() -> None:
+        finished[0] += 1
+        if progress:
+            progress(depth + 1, finished[0], len(chunks), added[0])
+
+    expand_chunks(pool, kernel, table, chunks, layer_value(depth), blocks, buffers, merge, chunk_done)
+    return added[0]
+
+
+def expand_chunks(pool, kernel: tuple, table: np.ndarray, chunks, value: int, blocks: np.ndarray, buffers,
+                  take: Callable[[np.ndarray], None], chunk_done: Callable[[], None] | None = None,
+                  base: int = 0) -> None:
+    """Expand the states of ``value`` in every chunk (ranks ``[lo, hi)``) on the pool's
+    threads, one mark buffer each (``buffers``: (marks, ranks) pairs), and hand each
+    buffer's marks to ``take`` in this thread as it comes back, then give the buffer out
+    again: taking (merging, for one) overlaps expansion. ``chunk_done()`` follows each
+    chunk's last buffer. ``table`` holds the ranks from ``base`` on (see :func:`expand_span`).
+    """
     todo = list(reversed(chunks))
-    added = done = 0
+    free, pending = list(buffers), {}
 
     def submit(lo: int, hi: int, buf: tuple[np.ndarray, np.ndarray]) -> None:
-        pending[pool.submit(_expand, kernel, table, lo, hi, frontier, blocks, *buf)] = (buf, hi)
+        pending[pool.submit(_expand, kernel, table, lo, hi, value, blocks, *buf, base)] = (buf, hi)
 
-    while free_buffers and todo:
-        submit(*todo.pop(), free_buffers.pop())
+    while free and todo:
+        submit(*todo.pop(), free.pop())
     while pending:
         finished, _ = wait(pending, return_when=FIRST_COMPLETED)
         for fut in finished:
             buf, hi = pending.pop(fut)
             count, nxt = fut.result()
-            added += int(merge_marks(table, buf[0][1:], count, new, following))
+            take(buf[0][1:count + 1])
             if nxt < hi:
                 submit(nxt, hi, buf)
                 continue
-            done += 1
-            if progress:
-                progress(depth + 1, done, len(chunks), added)
+            if chunk_done:
+                chunk_done()
             if todo:
                 submit(*todo.pop(), buf)
-    return added

@@ -26,15 +26,27 @@ from ..bits import get2, value_counts
 MAGIC = b"PUZZLESPACE-TABLEBASE 1\n"
 
 
-def save(path: str | Path, puzzle: Puzzle, index, table: np.ndarray, depth_counts: list[int]) -> None:
-    """Write ``table`` (the 2-bit depth-mod-3 table of ``puzzle``) with its header."""
+def save(path: str | Path, puzzle: Puzzle, index, table, depth_counts: list[int]) -> None:
+    """Write ``table`` (the 2-bit depth-mod-3 table of ``puzzle``) with its header.
+
+    ``table``: an array, or a function that gives its parts in rank order (arrays whose
+    lengths add up to the table's, read twice: once for the checksum, once to write), so
+    a table that does not fit in memory can be written from its segments.
+    """
     path = Path(path)
-    table = table[: (index.size + 3) // 4]
+    size = (index.size + 3) // 4
+
+    def parts():
+        left = size
+        for part in (table() if callable(table) else [table]):
+            yield part[:left]
+            left -= len(part[:left])
+
     header = {
         "puzzle": puzzle.spec, "goal": list(puzzle.goal), "scheme": index.scheme, "size": index.size,
-        "depth_counts": depth_counts, "version": __version__, "sha256": datafile.digest(table.data),
+        "depth_counts": depth_counts, "version": __version__, "sha256": datafile.digest_parts(parts()),
     }
-    datafile.write(path, MAGIC, header, table)
+    datafile.write(path, MAGIC, header, parts)
 
 
 def check_consistent(table: np.ndarray, size: int, depth_counts: list[int]) -> bool:

@@ -1,0 +1,384 @@
+"""Exploration by segments: the rank range cut into contiguous parts, one in memory at a time.
+
+The reference is :func:`puzzlespace.explore.engine.explore`, which keeps the whole 2-bit
+table in memory; this engine gives the same per-layer counts, antipodes and tablebase
+bytes with only one segment's table in memory, the others in files (out of core), so a
+puzzle whose table does not fit the memory budget can still be explored.
+
+A *pass* over layer ``d`` visits every segment once, in rank order. For a segment it:
+
+1. merges the marks that other segments sent it in the previous pass (states of layer
+   ``d``), applies the index's rank steps from layer ``d - 1`` and closes that layer
+   (the steps never leave a segment: segments start at multiples of the chunk
+   alignment); layer ``d`` is then complete in the segment, and is counted (and recorded
+   in the tablebase);
+2. expands layer ``d`` with the engine's walk (the kernel is given the segment's part of
+   the table, see :func:`~puzzlespace.explore.engine.expand_span`): marks that land in
+   the segment are merged at once (layer ``d + 1``), the others are sent to their
+   segments for the next pass, sorted by target.
+
+Layer ``d - 1``'s states of each segment are kept (up to the antipode limit) before it is
+closed: when layer ``d`` turns out empty, they are the antipodes. Memory: one segment's
+table (and its tablebase part), the mark buffers and the marks in flight; the segment
+tables themselves are 2 bits per state, in files when ``out_dir`` is given.
+
+Files (with ``out_dir``): ``seg-<k>-<d>.bin`` (segment ``k`` after pass ``d``),
+``tb-<k>-<d>.bin`` (its tablebase part), ``sent-<d>-<k>.bin`` (marks for segment ``k``
+from pass ``d``, int64) and ``manifest.json``, switched atomically after each complete
+pass and carrying the SHA-256 of every file it names; ``resume`` continues from it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterator
+
+import numpy as np
+
+from .._version import __version__
+from ..bits import (close_and_step, close_layer, collect_layer, copy_layer, layer_value, merge_marks, new_table,
+                    set2, value_counts)
+from ..contracts import PuzzleRules as Puzzle
+from ..datafile import digest, write_atomic
+from ..errors import PuzzleError
+from ..resources import current_rss, human, peak_rss
+from . import checkpoint
+from .engine import ExploreResult, buffer_sizes, kernel_of, chunk_spans, expand_chunks, refuse_other_checkpoint
+
+FORMAT = "puzzlespace-segments/1"
+#: Marks in flight to other segments, kept in memory before they are appended to their files.
+SENT_BUFFER = 1 << 20
+
+
+def segments_to_fit(index, threads: int, tables: int, max_memory: int) -> int:
+    """The fewest segments with which a run keeps this process within ``max_memory`` bytes
+    (the program itself counted): one segment's ``tables`` 2-bit tables, the mark
+    buffers and the marks in flight. Raises PuzzleError when no number of segments fits."""
+    marks, ranks = buffer_sizes(index)
+    fixed = current_rss() + 2 * threads * (marks + ranks) * 8 + 3 * SENT_BUFFER * 8 + (32 << 20)
+    table = ((index.size + 31) // 32) * 8 * tables
+    room = max_memory - fixed
+    most = max(1, index.size // (index.group * 64))
+    if room <= 0 or -(-table // room) > most:
+        raise PuzzleError(f"exploring in segments needs more than --max-memory {human(max_memory)} (the program and "
+                          f"its buffers take about {human(fixed)}); raise it")
+    return max(1, -(-table // room))
+
+
+def segment_bounds(size: int, align: int, parts: int) -> list[tuple[int, int]]:
+    """About ``parts`` contiguous segments of ``[0, size)`` starting at multiples of ``align``."""
+    return chunk_spans(size, align, parts)
+
+
+@dataclass
+class _Segment:
+    """Segment ``k``: ranks ``[lo, hi)``, its table (and tablebase part) while in memory."""
+
+    k: int
+    lo: int
+    hi: int
+
+
+class _Store:
+    """Where segment tables and the marks sent between segments live between visits."""
+
+    def __init__(self, out_dir: Path | None):
+        self.dir = out_dir
+        self.tables: dict[tuple[str, int], np.ndarray] = {}
+        self.sent: dict[int, list[np.ndarray]] = {}  # marks for segment k, for the next pass
+        self.sent_bytes = 0
+        self.files: dict[str, str] = {}  # file name -> SHA-256, for the manifest
+
+    def load(self, role: str, k: int, depth: int, size: int) -> np.ndarray:
+        if self.dir is None:
+            return self.tables[(role, k)]
+        name = f"{role}-{k}-{depth}.bin"
+        data = np.fromfile(self.dir / name, dtype=np.uint8)
+        if len(data) != len(new_table(size)) or digest(data.data) != self.files.get(name):
+            raise PuzzleError(f"segment file {str(self.dir / name)!r} is missing, truncated or corrupt; "
+                              "run it again without --resume")
+        return data
+
+    def keep(self, role: str, k: int, depth: int, table: np.ndarray) -> None:
+        if self.dir is None:
+            self.tables[(role, k)] = table
+            return
+        name = f"{role}-{k}-{depth}.bin"
+        write_atomic(self.dir / name, table.tofile)
+        self.next_files[name] = digest(table.data)
+
+    def send(self, k: int, marks: np.ndarray) -> None:
+        self.sent.setdefault(k, []).append(marks)
+        self.sent_bytes += marks.nbytes
+
+    def received(self, k: int, depth: int) -> Iterator[np.ndarray]:
+        """The marks sent to segment ``k`` in pass ``depth - 1``, a part at a time. A file
+        that fails its checksum raises PuzzleError once read (before the pass is kept)."""
+        yield from self.inbox.pop(k, [])
+        name = f"sent-{depth - 1}-{k}.bin"
+        if self.dir is None or name not in self.files:
+            return
+        check = hashlib.sha256()
+        with open(self.dir / name, "rb") as f:
+            while True:
+                part = np.fromfile(f, dtype=np.int64, count=SENT_BUFFER)
+                if not len(part):
+                    break
+                check.update(part.data)
+                yield part
+        if check.hexdigest() != self.files[name]:
+            raise PuzzleError(f"segment file {str(self.dir / name)!r} is corrupt; run it again without --resume")
+
+    def flush(self, depth: int, everything: bool = False) -> None:
+        """Append the marks in memory to their files (all of them, or when there are many)."""
+        if self.dir is None or not (everything or self.sent_bytes > SENT_BUFFER * 8):
+            return
+        for k, parts in self.sent.items():
+            name = f"sent-{depth}-{k}.bin"
+            with open(self.dir / name, "ab") as f:
+                for part in parts:
+                    part.tofile(f)
+        self.sent, self.sent_bytes = {}, 0
+
+    def begin(self, depth: int) -> None:
+        """Start pass ``depth``: marks sent in the last pass become the inbox."""
+        self.inbox, self.sent, self.sent_bytes = self.sent, {}, 0
+        self.next_files = {}
+        if self.dir is not None:
+            for old in self.dir.glob(f"sent-{depth}-*.bin"):  # a pass interrupted before
+                old.unlink()
+
+    def discard(self) -> None:
+        """Drop the files of a pass that was not committed (the last one, which found no state)."""
+        if self.dir is not None:
+            for path in self.dir.glob("*.bin"):
+                if path.name not in self.files:
+                    path.unlink()
+
+    def commit(self, depth: int, manifest: dict) -> None:
+        """End pass ``depth``: name its files in the manifest, then drop the older ones."""
+        if self.dir is None:
+            return
+        self.flush(depth, everything=True)
+        for path in sorted(self.dir.glob(f"sent-{depth}-*.bin")):
+            self.next_files[path.name] = digest(np.fromfile(path, dtype=np.uint8).data)
+        fields = dict(manifest, files=self.next_files)
+        checkpoint.write_manifest(self.dir, fields)
+        self.files = self.next_files
+        for path in self.dir.glob("*.bin"):
+            if path.name not in self.files:
+                path.unlink()
+
+
+def explore_segmented(
+    puzzle: Puzzle,
+    *,
+    segments: int,
+    threads: int | None = None,
+    out_dir: str | Path | None = None,
+    resume: bool = False,
+    antipode_limit: int = 100,
+    keep_table: bool = False,
+    progress: Callable[[int, int, int, int], None] | None = None,
+    force: bool = False,
+) -> ExploreResult:
+    """Enumerate every position reachable from ``puzzle.goal`` with the table cut into
+    about ``segments`` segments, one in memory at a time (in files under ``out_dir``, or
+    in memory without it). Same result as :func:`~puzzlespace.explore.engine.explore`;
+    ``progress(depth, segments done, segments, states so far)``.
+
+    With ``out_dir``, every complete pass is a checkpoint and ``resume`` continues from
+    it (with the segments it was made with); a fresh run refuses a directory holding
+    another puzzle's or goal's checkpoint unless ``force``. ``keep_table`` returns the
+    tablebase: whole in memory, or as its segments' parts (``result.table`` a function)
+    with ``out_dir``.
+    """
+    t0 = time.perf_counter()
+    index = puzzle.state_index()
+    threads = threads or os.cpu_count() or 1
+    out = Path(out_dir) if out_dir is not None else None
+    align = index.group * 64
+    goal = list(puzzle.goal)
+    run = {"format": FORMAT, "puzzle": puzzle.spec, "goal": goal, "scheme": index.scheme, "size": index.size,
+           "tablebase": keep_table}
+    bounds = _resumed_bounds(out, run, align) if resume else segment_bounds(index.size, align, max(segments, 1))
+    segs = [_Segment(k, lo, hi) for k, (lo, hi) in enumerate(bounds)]
+    store = _Store(out)
+    identity = dict(run, segments=[[s.lo, s.hi] for s in segs])
+    if resume:
+        depth, counts, before = _resume(out, store)
+    else:
+        depth, counts, before = 0, [], 0.0
+        if out is not None:
+            if not force:
+                refuse_other_checkpoint(out, puzzle.spec, goal)
+            out.mkdir(parents=True, exist_ok=True)
+            for path in list(out.glob("*.bin")) + [out / checkpoint.MANIFEST]:
+                path.unlink(missing_ok=True)
+        g = index.rank(puzzle.goal)
+        store.begin(0)
+        for s in segs:
+            table = new_table(s.hi - s.lo)
+            if s.lo <= g < s.hi:
+                set2(table, g - s.lo, layer_value(0))
+            store.keep("seg", s.k, -1, table)
+            if keep_table:
+                store.keep("tb", s.k, -1, new_table(s.hi - s.lo))
+        if out is not None:
+            store.commit(-1, dict(identity, depth=-1, depth_counts=[], seconds=0.0, version=__version__))
+    kernel = kernel_of(index)
+    marks_size, ranks_size = buffer_sizes(index)
+    buffers = [(np.empty(marks_size, dtype=np.int64), np.empty(ranks_size, dtype=np.int64))
+               for _ in range(2 * threads)]
+    starts = np.array([s.lo for s in segs[1:]], dtype=np.int64)
+    with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="puzzlespace-segments") as pool:
+        while True:
+            store.begin(depth)
+            layer, found, found_total = 0, [], 0
+            for s in segs:
+                n, kept, total = _visit(s, depth, index, kernel, store, keep_table, pool, buffers, starts,
+                                        antipode_limit - len(found))
+                layer += n
+                found += kept
+                found_total += total
+                store.flush(depth)
+                if progress:
+                    progress(depth, s.k + 1, len(segs), sum(counts) + layer)
+            if layer == 0:  # the layer before was the last: its states, kept as it was closed, are the antipodes
+                break
+            counts.append(layer)
+            store.commit(depth, dict(identity, depth=depth, depth_counts=counts,
+                                     seconds=before + time.perf_counter() - t0, version=__version__))
+            depth += 1
+    store.discard()
+    tablebase = None
+    if keep_table and out is None:
+        tablebase = np.concatenate([store.load("tb", s.k, depth - 1, s.hi - s.lo) for s in segs])
+    elif keep_table:
+        tablebase = lambda last=depth - 1: (store.load("tb", s.k, last, s.hi - s.lo) for s in segs)  # noqa: E731
+    return ExploreResult(
+        puzzle=puzzle.spec, goal=puzzle.goal, states=sum(counts), max_depth=depth - 1, depth_counts=counts,
+        antipode_count=int(found_total), antipodes=[index.unrank(int(r)) for r in found[:max(antipode_limit, 0)]],
+        seconds=before + time.perf_counter() - t0, peak_memory_bytes=peak_rss(), scheme=index.scheme,
+        rank_space=index.size, threads=threads, table=tablebase,
+    )
+
+
+def _visit(s: _Segment, depth: int, index, kernel, store: _Store, keep_table: bool, pool, buffers, starts,
+           room: int) -> tuple[int, list[int], int]:
+    """Pass ``depth`` over segment ``s`` (see the module docstring). Returns the size of
+    layer ``depth`` in the segment, the states of layer ``depth - 1`` kept before closing
+    it (up to ``room``) and how many it had."""
+    span = s.hi - s.lo
+    table = store.load("seg", s.k, depth - 1, span)
+    tablebase = store.load("tb", s.k, depth - 1, span) if keep_table else None
+    every = np.ones(((span - 1) >> 16) + 2, dtype=np.uint8)
+    now, before = layer_value(depth), layer_value(depth - 1)
+    for marks in store.received(s.k, depth):
+        merge_marks(table, marks - s.lo, len(marks), now, every)
+    kept, total = [], 0
+    if depth > 0:
+        found = np.empty(max(room, 0), dtype=np.int64)
+        written, total = collect_layer(table, 0, span, before, found)
+        kept = [s.lo + int(r) for r in found[:written]]
+        _close(index, table, span, before, now, every)
+    layer = value_counts(table, span)[now]
+    if tablebase is not None:
+        copy_layer(table, 0, span, now, tablebase, depth % 3)
+    if layer:
+        _expand_segment(s, table, depth, kernel, store, pool, buffers, starts, every, index)
+    store.keep("seg", s.k, depth, table)
+    if tablebase is not None:
+        store.keep("tb", s.k, depth, tablebase)
+    return layer, kept, total
+
+
+def _close(index, table: np.ndarray, span: int, before: int, now: int, every: np.ndarray) -> None:
+    """Apply the rank steps from the states of value ``before`` and close them."""
+    steps = index.rank_steps
+    if steps is None:
+        close_layer(table, 0, span, before, every)
+    else:
+        close_and_step(table, 0, span, before, every, now, every.copy(), steps[0], steps[1], True)
+
+
+def _expand_segment(s: _Segment, table, depth, kernel, store: _Store, pool, buffers, starts, every,
+                    index) -> None:
+    """Expand layer ``depth`` of the segment in parallel chunks, merging the marks that
+    stay and sending the others to their segments as each buffer comes back."""
+    new = layer_value(depth + 1)
+    chunks = [(s.lo + a, s.lo + b) for a, b in chunk_spans(s.hi - s.lo, index.group * 64, 4 * len(buffers))]
+    expand_chunks(pool, kernel, table, chunks, layer_value(depth), every, buffers,
+                  lambda marks: _route(s, table, marks, new, store, starts, every), base=s.lo)
+
+
+def _route(s: _Segment, table, marks: np.ndarray, new: int, store: _Store, starts: np.ndarray, every) -> None:
+    """Merge the marks inside segment ``s``; send the others to their segments, sorted."""
+    inside = (marks >= s.lo) & (marks < s.hi)
+    own = marks[inside] - s.lo
+    merge_marks(table, own, len(own), new, every)
+    others = np.sort(marks[~inside])
+    if len(others):
+        targets = np.searchsorted(starts, others, side="right")
+        cuts = np.flatnonzero(np.diff(targets)) + 1
+        for part, k in zip(np.split(others, cuts), targets[np.r_[0, cuts]]):
+            store.send(int(k), part)
+
+
+def _resumed_bounds(out: Path | None, run: dict, align: int) -> list[tuple[int, int]]:
+    """The segments of the checkpoint in ``out`` (which must be of this ``run``):
+    contiguous, aligned, covering the ranks."""
+    if out is None:
+        raise PuzzleError("--resume needs --out DIR (the checkpoint directory)")
+    fix = "run it again without --resume"
+    manifest = checkpoint.read_manifest(out, fix)
+    for key, want in run.items():
+        if manifest.get(key) != want and not (key == "tablebase" and manifest.get(key) is True):
+            if key == "tablebase":
+                raise PuzzleError(f"the checkpoint in {str(out)!r} was made without a tablebase; resume without "
+                                  f"--save, or {fix}")
+            raise PuzzleError(f"checkpoint in {str(out)!r} is for {key} {manifest.get(key)!r}, not {want!r}; {fix}")
+    size = run["size"]
+    bounds = manifest.get("segments")
+    ok = isinstance(bounds, list) and 0 < len(bounds) <= size and all(
+        isinstance(b, list) and len(b) == 2 and all(type(x) is int for x in b) for b in bounds)
+    if ok:
+        edges = [b[0] for b in bounds] + [bounds[-1][1]]
+        ok = edges[0] == 0 and edges[-1] == size and all(a < b and a % align == 0 for a, b in zip(edges, edges[1:]))
+    if not ok:
+        raise PuzzleError(f"checkpoint in {str(out)!r} is damaged (its segments); run it again without --resume")
+    return [tuple(b) for b in bounds]
+
+
+def checkpoint_is_segmented(out: Path) -> bool:
+    """Whether ``out`` holds the checkpoint of an exploration by segments."""
+    try:
+        return json.loads((out / checkpoint.MANIFEST).read_text(encoding="utf-8")).get("format") == FORMAT
+    except (OSError, ValueError, RecursionError, AttributeError):
+        return False
+
+
+def _resume(out: Path, store: _Store):
+    """(next depth, counts, seconds so far) from the manifest in ``out`` (already found to
+    be of this run by :func:`_resumed_bounds`)."""
+    fix = "run it again without --resume"
+    manifest = checkpoint.read_manifest(out, fix)
+    files = manifest.get("files")
+    if not isinstance(files, dict) or not all(isinstance(k, str) and "/" not in k and isinstance(v, str)
+                                             for k, v in files.items()):
+        raise PuzzleError(f"checkpoint in {str(out)!r} names no files; {fix}")
+    store.files = dict(files)
+    depth = manifest.get("depth")
+    if type(depth) is not int or depth < -1:
+        raise PuzzleError(f"checkpoint in {str(out)!r} is damaged (depth {depth!r}); {fix}")
+    counts = manifest.get("depth_counts")
+    if not isinstance(counts, list) or len(counts) != depth + 1 or not all(type(c) is int and c > 0 for c in counts):
+        raise PuzzleError(f"checkpoint in {str(out)!r} is damaged (depth counts); {fix}")
+    seconds = manifest.get("seconds")
+    return depth + 1, counts, float(seconds) if isinstance(seconds, (int, float)) else 0.0

@@ -1,0 +1,133 @@
+"""Exploration by segments against the in-memory engine: the same counts, antipodes and
+tablebase bytes, whatever the number of segments and threads, in memory or in files."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+import puzzlespace as ps
+from puzzlespace.cli import app
+from puzzlespace.errors import PuzzleError
+from puzzlespace.explore.engine import explore
+from puzzlespace.explore.segments import explore_segmented
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+PUZZLES = ["2x2", "3x2", "4x2", "5x2", "3x3", "jump:9", "jump:7:1,3", "flip:5x5", "flip:4x3",
+           f"graph:{EXAMPLES / 'petersen.toml'}"]
+_REFERENCE: dict = {}
+
+
+def reference(name: str):
+    if name not in _REFERENCE:
+        _REFERENCE[name] = explore(ps.load_puzzle(name), threads=2, keep_table=True, antipode_limit=20)
+    return _REFERENCE[name]
+
+
+def assert_same(result, ref) -> None:
+    assert result.depth_counts == ref.depth_counts and result.max_depth == ref.max_depth
+    assert result.antipode_count == ref.antipode_count and result.antipodes == ref.antipodes
+    table = np.concatenate(list(result.table())) if callable(result.table) else result.table
+    assert table is None or np.array_equal(table, ref.table)
+
+
+@pytest.mark.parametrize("name", PUZZLES, ids=lambda n: n.rsplit("/", 1)[-1])
+@pytest.mark.parametrize("segments", [1, 2, 3, 7])
+def test_segments_in_memory_match_the_engine(name, segments):
+    p = ps.load_puzzle(name)
+    assert_same(explore_segmented(p, segments=segments, threads=2, keep_table=True, antipode_limit=20),
+                reference(name))
+
+
+@pytest.mark.parametrize("name", ["3x3", "jump:9", "flip:5x5", f"graph:{EXAMPLES / 'petersen.toml'}"],
+                         ids=lambda n: n.rsplit("/", 1)[-1])
+@pytest.mark.parametrize("segments,threads", [(2, 1), (3, 2), (7, 3)])
+def test_segments_in_files_match_the_engine(tmp_path, name, segments, threads):
+    p = ps.load_puzzle(name)
+    result = explore_segmented(p, segments=segments, threads=threads, out_dir=tmp_path, keep_table=True,
+                               antipode_limit=20)
+    assert_same(result, reference(name))
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    assert manifest["depth"] == result.max_depth and sorted(manifest["files"]) == sorted(
+        f.name for f in tmp_path.glob("*.bin"))
+
+
+class _Stop(Exception):
+    pass
+
+
+@pytest.mark.parametrize("stop_at", [0, 5, 17, 30])
+def test_an_interrupted_run_resumes_to_the_same_result(tmp_path, stop_at):
+    """Stopped in the middle of a pass (after some of its segments): the checkpoint of the
+    last complete pass resumes to the engine's result."""
+    p = ps.load_puzzle("3x3")
+
+    def stop(depth, done, total, states):
+        if depth == stop_at and done == 2:
+            raise _Stop
+
+    with pytest.raises(_Stop):
+        explore_segmented(p, segments=5, threads=2, out_dir=tmp_path, keep_table=True, progress=stop)
+    resumed = explore_segmented(p, segments=5, threads=2, out_dir=tmp_path, keep_table=True, resume=True,
+                                antipode_limit=20)
+    assert_same(resumed, reference("3x3"))
+
+
+def test_a_damaged_or_foreign_checkpoint_is_refused(tmp_path):
+    p = ps.load_puzzle("3x3")
+
+    def stop(depth, done, total, states):
+        if depth == 10:
+            raise _Stop
+
+    with pytest.raises(_Stop):
+        explore_segmented(p, segments=3, out_dir=tmp_path, progress=stop)
+    with pytest.raises(PuzzleError, match="is for puzzle 'sliding:3x3'"):
+        explore_segmented(ps.load_puzzle("4x2"), segments=3, out_dir=tmp_path, resume=True)
+    with pytest.raises(PuzzleError, match="another run"):
+        explore_segmented(ps.load_puzzle("4x2"), segments=3, out_dir=tmp_path)
+    victim = sorted(tmp_path.glob("seg-1-*.bin"))[-1]
+    raw = bytearray(victim.read_bytes())
+    raw[len(raw) // 2] ^= 1
+    victim.write_bytes(bytes(raw))
+    with pytest.raises(PuzzleError, match="corrupt"):
+        explore_segmented(p, segments=3, out_dir=tmp_path, resume=True)
+
+
+def test_explore_out_of_core_from_the_command_line(tmp_path, monkeypatch):
+    """A --max-memory below the in-memory table's needs, with --out: the table goes to
+    segment files there (their number chosen to fit), the same answer and tablebase; the
+    run resumes; without --out, the refusal says what --out would do. The program's own
+    size is fixed at 50 MiB here, so that the test does not depend on pytest's."""
+    from puzzlespace import resources
+    from puzzlespace.explore import engine, segments
+
+    for module in (resources, engine, segments):
+        monkeypatch.setattr(module, "current_rss", lambda: 50 << 20)
+    runner = CliRunner()
+    out, saved = tmp_path / "ck", tmp_path / "t.pstb"
+    args = ["explore", "jump:9", "--out", str(out), "--max-memory", "111M", "--threads", "2", "--json"]
+    r = runner.invoke(app, args + ["--save", str(saved)])
+    assert r.exit_code == 0, r.output
+    got = json.loads(r.stdout)
+    ref = reference("jump:9")
+    assert got["depth_counts"] == ref.depth_counts and got["antipode_count"] == ref.antipode_count
+    assert "segments, one in memory at a time" in r.stderr and len(list(out.glob("seg-*.bin"))) > 1
+    from puzzlespace.explore import tablebase
+
+    assert np.array_equal(tablebase.load(saved, ps.load_puzzle("jump:9")).table, ref.table[:len(ref.table)])
+    r = runner.invoke(app, ["explore", "jump:9", "--out", str(out), "--resume", "--json"])
+    assert r.exit_code == 0 and json.loads(r.stdout)["depth_counts"] == ref.depth_counts, r.output
+    r = runner.invoke(app, ["explore", "jump:9", "--max-memory", "111M", "--threads", "2", "--json"])
+    assert r.exit_code == 2 and "with --out DIR the table goes to segment files" in r.stderr
+
+
+def test_explore_in_segments_asked_for(tmp_path):
+    runner = CliRunner()
+    r = runner.invoke(app, ["explore", "3x3", "--segments", "4", "--out", str(tmp_path / "ck"), "--json"])
+    assert r.exit_code == 0 and json.loads(r.stdout)["depth_counts"] == reference("3x3").depth_counts, r.output
+    assert len(list((tmp_path / "ck").glob("seg-*.bin"))) == 4
+    r = runner.invoke(app, ["explore", "3x3", "--segments", "4"])
+    assert r.exit_code == 2 and "give --out DIR" in r.stderr
