@@ -27,6 +27,9 @@ def test_table_primitives_match_plain_python(size, seed, value):
     assert tb2.collect_layer(table, lo, hi, value, few) == (len(few), len(inside))
     assert list(few) == inside[:len(few)]
     assert [tb2.nth_in_layer(table, size, value, k) for k in range(len(want) + 1)] == want + [-1]
+    first = np.empty(int(rng.integers(0, len(inside) + 2)), dtype=np.int64)
+    got = tb2.first_in_layer(table, lo, hi, value, first)
+    assert list(first[:got]) == inside[:len(first)]
     every = np.ones_like(tb2.new_blocks(size))
 
     marks = rng.integers(0, size, 50)

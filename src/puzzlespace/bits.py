@@ -335,6 +335,26 @@ def collect_layer(table, lo, hi, value, out):
 
 
 @nb.njit(cache=True, nogil=True)
+def first_in_layer(table, lo, hi, value, out):
+    """Write the first ``len(out)`` (at most) states of ``[lo, hi)`` whose entry is
+    ``value`` into ``out``, in increasing order, and stop; return how many."""
+    words = table.view(np.uint64)
+    pat = pattern(value)
+    written = 0
+    for w in range(lo >> 5, (hi + 31) >> 5):
+        if written == out.shape[0]:
+            break
+        m = match_word(words[w], pat)
+        while m != 0 and written < out.shape[0]:
+            i = (w << 5) + (lowest_bit(m) >> 1)
+            m &= m - _ONE
+            if lo <= i < hi:
+                out[written] = i
+                written += 1
+    return written
+
+
+@nb.njit(cache=True, nogil=True)
 def nth_in_layer(table, size, value, k):
     """The ``k``-th (0-based, by rank) state whose entry is ``value``, or -1."""
     words = table.view(np.uint64)

@@ -22,30 +22,30 @@ closed: when layer ``d`` turns out empty, they are the antipodes. Memory: one se
 table (and its tablebase part), the mark buffers and the marks in flight; the segment
 tables themselves are 2 bits per state, in files when ``out_dir`` is given.
 
-Files (with ``out_dir``): ``seg-<k>-<d>.bin`` (segment ``k`` after pass ``d``),
-``tb-<k>-<d>.bin`` (its tablebase part), ``sent-<d>-<k>.bin`` (marks for segment ``k``
-from pass ``d``, int64) and ``manifest.json``, switched atomically after each complete
-pass and carrying the SHA-256 of every file it names; ``resume`` continues from it.
+Files (with ``out_dir``): ``seg-<k>-<p>.bin`` (segment ``k`` after the last pass of
+parity ``p``), ``tb-<k>-<p>.bin`` (its tablebase part), ``sent-<d>-<k>.bin`` (marks for
+segment ``k`` from pass ``d``, int64) and ``manifest.json``, switched atomically after each
+complete pass (every file synced first) and carrying the CRC-32 of every file it names,
+and its own SHA-256; ``resume`` continues from it and checks each file as it reads it.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import time
+import zlib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
+import numba as nb
 import numpy as np
 
 from .._version import __version__
-from ..bits import (close_and_step, close_layer, collect_layer, copy_layer, layer_value, merge_marks, new_table,
-                    set2, value_counts)
+from ..bits import close_and_step, close_layer, copy_layer, first_in_layer, layer_value, merge_marks, new_table, set2
 from ..contracts import PuzzleRules as Puzzle
-from ..datafile import digest, write_atomic
 from ..errors import PuzzleError
 from ..resources import current_rss, human, peak_rss
 from . import checkpoint
@@ -86,94 +86,129 @@ class _Segment:
 
 
 class _Store:
-    """Where segment tables and the marks sent between segments live between visits."""
+    """Where segment tables, the marks sent between segments and per-segment counts live
+    between visits. Files named by a resumed checkpoint are checked against its SHA-256
+    as they are read; files this run wrote are trusted to the system until the next
+    resume."""
 
     def __init__(self, out_dir: Path | None):
         self.dir = out_dir
         self.tables: dict[tuple[str, int], np.ndarray] = {}
         self.sent: dict[int, list[np.ndarray]] = {}  # marks for segment k, for the next pass
         self.sent_bytes = 0
-        self.files: dict[str, str] = {}  # file name -> SHA-256, for the manifest
+        self.sent_crc: dict[int, int] = {}
+        self.files: dict[str, str] = {}  # file name -> SHA-256: the last complete pass
+        self.unchecked: set[str] = set()  # files of a resumed checkpoint, not read yet
+        self.carried: dict[int, int] = {}  # states of the next layer merged into segment k in this pass
+        self.sizes: dict[int, int] = {}  # states of this pass's layer in segment k
 
     def load(self, role: str, k: int, depth: int, size: int) -> np.ndarray:
         if self.dir is None:
             return self.tables[(role, k)]
-        name = f"{role}-{k}-{depth}.bin"
+        name = _table_file(role, k, depth)
         data = np.fromfile(self.dir / name, dtype=np.uint8)
-        if len(data) != len(new_table(size)) or digest(data.data) != self.files.get(name):
+        if len(data) != (size + 31) // 32 * 8 or (name in self.unchecked and _crc(data) != self.files[name]):
             raise PuzzleError(f"segment file {str(self.dir / name)!r} is missing, truncated or corrupt; "
                               "run it again without --resume")
+        self.unchecked.discard(name)
         return data
 
     def keep(self, role: str, k: int, depth: int, table: np.ndarray) -> None:
         if self.dir is None:
             self.tables[(role, k)] = table
             return
-        name = f"{role}-{k}-{depth}.bin"
-        write_atomic(self.dir / name, table.tofile)
-        self.next_files[name] = digest(table.data)
+        name = _table_file(role, k, depth)
+        path = self.dir / name
+        with open(path, "r+b" if path.exists() else "wb") as f:  # the file of two passes ago, no longer named
+            table.tofile(f)
+            f.truncate()
+        self.next_files[name] = _crc(table)
 
     def send(self, k: int, marks: np.ndarray) -> None:
         self.sent.setdefault(k, []).append(marks)
         self.sent_bytes += marks.nbytes
 
     def received(self, k: int, depth: int) -> Iterator[np.ndarray]:
-        """The marks sent to segment ``k`` in pass ``depth - 1``, a part at a time. A file
-        that fails its checksum raises PuzzleError once read (before the pass is kept)."""
+        """The marks sent to segment ``k`` in pass ``depth - 1``, a part at a time. A
+        resumed file that fails its checksum raises PuzzleError once read (before the pass
+        is kept)."""
         yield from self.inbox.pop(k, [])
         name = f"sent-{depth - 1}-{k}.bin"
         if self.dir is None or name not in self.files:
             return
-        check = hashlib.sha256()
+        check = 0
         with open(self.dir / name, "rb") as f:
             while True:
                 part = np.fromfile(f, dtype=np.int64, count=SENT_BUFFER)
                 if not len(part):
                     break
-                check.update(part.data)
+                check = zlib.crc32(part.data, check)
                 yield part
-        if check.hexdigest() != self.files[name]:
+        if name in self.unchecked and f"crc32:{check:08x}" != self.files[name]:
             raise PuzzleError(f"segment file {str(self.dir / name)!r} is corrupt; run it again without --resume")
+        self.unchecked.discard(name)
 
     def flush(self, depth: int, everything: bool = False) -> None:
         """Append the marks in memory to their files (all of them, or when there are many)."""
         if self.dir is None or not (everything or self.sent_bytes > SENT_BUFFER * 8):
             return
         for k, parts in self.sent.items():
-            name = f"sent-{depth}-{k}.bin"
-            with open(self.dir / name, "ab") as f:
+            with open(self.dir / f"sent-{depth}-{k}.bin", "ab") as f:
                 for part in parts:
+                    self.sent_crc[k] = zlib.crc32(part.data, self.sent_crc.get(k, 0))
                     part.tofile(f)
         self.sent, self.sent_bytes = {}, 0
 
     def begin(self, depth: int) -> None:
-        """Start pass ``depth``: marks sent in the last pass become the inbox."""
-        self.inbox, self.sent, self.sent_bytes = self.sent, {}, 0
+        """Start pass ``depth``: marks sent and states carried in the last pass come in."""
+        self.inbox, self.sent, self.sent_bytes, self.sent_crc = self.sent, {}, 0, {}
+        self.carried_in, self.carried = self.carried, {}
+        self.sizes_before, self.sizes = self.sizes, {}
         self.next_files = {}
         if self.dir is not None:
             for old in self.dir.glob(f"sent-{depth}-*.bin"):  # a pass interrupted before
                 old.unlink()
 
     def discard(self) -> None:
-        """Drop the files of a pass that was not committed (the last one, which found no state)."""
+        """Drop the files that the last complete pass does not name (the next pass's, which
+        found no state)."""
         if self.dir is not None:
             for path in self.dir.glob("*.bin"):
                 if path.name not in self.files:
                     path.unlink()
 
     def commit(self, depth: int, manifest: dict) -> None:
-        """End pass ``depth``: name its files in the manifest, then drop the older ones."""
+        """End pass ``depth``: name its files (and the counts the next pass needs) in the
+        manifest, then drop the older files."""
         if self.dir is None:
             return
         self.flush(depth, everything=True)
-        for path in sorted(self.dir.glob(f"sent-{depth}-*.bin")):
-            self.next_files[path.name] = digest(np.fromfile(path, dtype=np.uint8).data)
-        fields = dict(manifest, files=self.next_files)
-        checkpoint.write_manifest(self.dir, fields)
+        for k, check in self.sent_crc.items():
+            self.next_files[f"sent-{depth}-{k}.bin"] = f"crc32:{check:08x}"
+        os.sync()  # every file of the pass on disk before the manifest names them (one call, not one a file)
+        checkpoint.write_manifest(self.dir, dict(manifest, files=self.next_files, carried=_listed(self.carried),
+                                                 sizes=_listed(self.sizes)))
         self.files = self.next_files
-        for path in self.dir.glob("*.bin"):
+        for path in self.dir.glob("sent-*.bin"):
             if path.name not in self.files:
                 path.unlink()
+
+
+def _crc(data: np.ndarray) -> str:
+    """The CRC-32 of an array's bytes, as the manifest names it: it catches any burst of
+    damage up to 32 bits and all but one in 2**32 others, at several times SHA-256's speed
+    (the files are the run's own, not something received)."""
+    return f"crc32:{zlib.crc32(data.data):08x}"
+
+
+def _table_file(role: str, k: int, depth: int) -> str:
+    """The file of segment ``k``'s table (``role`` seg) or tablebase part (tb) after pass
+    ``depth``: two per segment, by the pass's parity, the older rewritten in place."""
+    return f"{role}-{k}-{depth % 2}.bin"
+
+
+def _listed(counts: dict[int, int]) -> dict[str, int]:
+    return {str(k): int(v) for k, v in counts.items() if v}
 
 
 def explore_segmented(
@@ -227,6 +262,7 @@ def explore_segmented(
             table = new_table(s.hi - s.lo)
             if s.lo <= g < s.hi:
                 set2(table, g - s.lo, layer_value(0))
+                store.carried[s.k] = 1  # layer 0, counted in pass 0
             store.keep("seg", s.k, -1, table)
             if keep_table:
                 store.keep("tb", s.k, -1, new_table(s.hi - s.lo))
@@ -280,15 +316,16 @@ def _visit(s: _Segment, depth: int, index, kernel, store: _Store, keep_table: bo
     tablebase = store.load("tb", s.k, depth - 1, span) if keep_table else None
     every = np.ones(((span - 1) >> 16) + 2, dtype=np.uint8)
     now, before = layer_value(depth), layer_value(depth - 1)
+    layer = store.carried_in.get(s.k, 0)
     for marks in store.received(s.k, depth):
-        merge_marks(table, marks - s.lo, len(marks), now, every)
-    kept, total = [], 0
+        layer += int(merge_marks(table, marks - s.lo, len(marks), now, every))
+    kept, total = [], store.sizes_before.get(s.k, 0)
     if depth > 0:
-        found = np.empty(max(room, 0), dtype=np.int64)
-        written, total = collect_layer(table, 0, span, before, found)
-        kept = [s.lo + int(r) for r in found[:written]]
-        _close(index, table, span, before, now, every)
-    layer = value_counts(table, span)[now]
+        if room > 0 and total:
+            found = np.empty(min(room, total), dtype=np.int64)
+            kept = [s.lo + int(r) for r in found[:first_in_layer(table, 0, span, before, found)]]
+        layer += _close(index, table, span, before, now, every)
+    store.sizes[s.k] = layer
     if tablebase is not None:
         copy_layer(table, 0, span, now, tablebase, depth % 3)
     if layer:
@@ -299,13 +336,14 @@ def _visit(s: _Segment, depth: int, index, kernel, store: _Store, keep_table: bo
     return layer, kept, total
 
 
-def _close(index, table: np.ndarray, span: int, before: int, now: int, every: np.ndarray) -> None:
-    """Apply the rank steps from the states of value ``before`` and close them."""
+def _close(index, table: np.ndarray, span: int, before: int, now: int, every: np.ndarray) -> int:
+    """Apply the rank steps from the states of value ``before`` and close them; return
+    the states the steps added."""
     steps = index.rank_steps
     if steps is None:
         close_layer(table, 0, span, before, every)
-    else:
-        close_and_step(table, 0, span, before, every, now, every.copy(), steps[0], steps[1], True)
+        return 0
+    return int(close_and_step(table, 0, span, before, every, now, every.copy(), steps[0], steps[1], True))
 
 
 def _expand_segment(s: _Segment, table, depth, kernel, store: _Store, pool, buffers, starts, every,
@@ -319,16 +357,55 @@ def _expand_segment(s: _Segment, table, depth, kernel, store: _Store, pool, buff
 
 
 def _route(s: _Segment, table, marks: np.ndarray, new: int, store: _Store, starts: np.ndarray, every) -> None:
-    """Merge the marks inside segment ``s``; send the others to their segments, sorted."""
-    inside = (marks >= s.lo) & (marks < s.hi)
-    own = marks[inside] - s.lo
-    merge_marks(table, own, len(own), new, every)
-    others = np.sort(marks[~inside])
-    if len(others):
-        targets = np.searchsorted(starts, others, side="right")
-        cuts = np.flatnonzero(np.diff(targets)) + 1
-        for part, k in zip(np.split(others, cuts), targets[np.r_[0, cuts]]):
-            store.send(int(k), part)
+    """Merge the marks inside segment ``s`` (counting the new states); send the others
+    to their segments, grouped by segment."""
+    others = np.empty_like(marks)
+    kept = merge_inside(table, marks, s.lo, s.hi, new, every, others)
+    store.carried[s.k] = store.carried.get(s.k, 0) + int(kept[0])
+    left = int(kept[1])
+    if not left:
+        return
+    grouped = np.empty(left, dtype=np.int64)
+    offsets = np.zeros(len(starts) + 2, dtype=np.int64)
+    partition_marks(others[:left], starts, grouped, offsets)
+    for k in range(len(starts) + 1):
+        if offsets[k + 1] > offsets[k]:
+            store.send(k, grouped[offsets[k]:offsets[k + 1]])
+
+
+@nb.njit(cache=True, nogil=True)
+def merge_inside(table, marks, lo, hi, value, blocks, others):
+    """Merge the marks in ``[lo, hi)`` into ``table`` (which holds those ranks from
+    ``lo``), as :func:`~puzzlespace.bits.merge_marks` does, and copy the others into
+    ``others``; return (states newly set, others copied)."""
+    inside = np.empty_like(marks)
+    count = 0
+    left = 0
+    for m in marks:
+        if lo <= m < hi:
+            inside[count] = m - lo
+            count += 1
+        else:
+            others[left] = m
+            left += 1
+    return merge_marks(table, inside, count, value, blocks), left
+
+
+@nb.njit(cache=True, nogil=True)
+def partition_marks(marks, starts, out, offsets):
+    """Write ``marks`` into ``out`` grouped by segment (segment ``k`` holds the ranks from
+    ``starts[k - 1]`` to ``starts[k]``), in order within each group; ``offsets[k]`` and
+    ``offsets[k + 1]`` bound group ``k``. Two passes, no sort."""
+    targets = np.searchsorted(starts, marks, side="right")
+    for t in targets:
+        offsets[t + 1] += 1
+    for k in range(1, offsets.shape[0]):
+        offsets[k] += offsets[k - 1]
+    at = offsets[:-1].copy()
+    for i in range(marks.shape[0]):
+        t = targets[i]
+        out[at[t]] = marks[i]
+        at[t] += 1
 
 
 def _resumed_bounds(out: Path | None, run: dict, align: int) -> list[tuple[int, int]]:
@@ -373,7 +450,12 @@ def _resume(out: Path, store: _Store):
     if not isinstance(files, dict) or not all(isinstance(k, str) and "/" not in k and isinstance(v, str)
                                              for k, v in files.items()):
         raise PuzzleError(f"checkpoint in {str(out)!r} names no files; {fix}")
-    store.files = dict(files)
+    store.files, store.unchecked = dict(files), set(files)
+    for name, counts in (("carried", store.carried), ("sizes", store.sizes)):
+        got = manifest.get(name)
+        if not isinstance(got, dict) or not all(k.isdigit() and type(v) is int and v > 0 for k, v in got.items()):
+            raise PuzzleError(f"checkpoint in {str(out)!r} is damaged ({name}); {fix}")
+        counts.update({int(k): v for k, v in got.items()})
     depth = manifest.get("depth")
     if type(depth) is not int or depth < -1:
         raise PuzzleError(f"checkpoint in {str(out)!r} is damaged (depth {depth!r}); {fix}")
