@@ -22,8 +22,9 @@ closed: when layer ``d`` turns out empty, they are the antipodes. Memory: one se
 table (and its tablebase part), the mark buffers and the marks in flight; the segment
 tables themselves are 2 bits per state, in files when ``out_dir`` is given.
 
-Files (with ``out_dir``): ``seg-<k>-<p>.bin`` (segment ``k`` after the last pass of
-parity ``p``), ``tb-<k>-<p>.bin`` (its tablebase part), ``sent-<d>-<k>.bin`` (marks for
+Files (with ``out_dir``): ``seg-<k>-<s>.bin`` (segment ``k``'s table in its slot ``s``,
+0 or 1: a pass that changes the segment writes the slot the last complete pass does not
+name, in place), ``tb-<k>-<s>.bin`` (its tablebase part), ``sent-<d>-<k>.bin`` (marks for
 segment ``k`` from pass ``d``, int64) and ``manifest.json``, switched atomically after each
 complete pass (every file synced first) and carrying the CRC-32 of every file it names,
 and its own SHA-256; ``resume`` continues from it and checks each file as it reads it.
@@ -100,12 +101,14 @@ class _Store:
         self.files: dict[str, str] = {}  # file name -> SHA-256: the last complete pass
         self.unchecked: set[str] = set()  # files of a resumed checkpoint, not read yet
         self.carried: dict[int, int] = {}  # states of the next layer merged into segment k in this pass
+        self.slot: dict[int, int] = {}  # which of segment k's two files the last complete pass names
         self.sizes: dict[int, int] = {}  # states of this pass's layer in segment k
 
-    def load(self, role: str, k: int, depth: int, size: int) -> np.ndarray:
+    def load(self, role: str, k: int, size: int) -> np.ndarray:
+        """Segment ``k``'s table (``role`` seg) or tablebase part (tb), as last kept."""
         if self.dir is None:
             return self.tables[(role, k)]
-        name = _table_file(role, k, depth)
+        name = f"{role}-{k}-{self.slot.get(k, 1)}.bin"
         data = np.fromfile(self.dir / name, dtype=np.uint8)
         if len(data) != (size + 31) // 32 * 8 or (name in self.unchecked and _crc(data) != self.files[name]):
             raise PuzzleError(f"segment file {str(self.dir / name)!r} is missing, truncated or corrupt; "
@@ -113,13 +116,16 @@ class _Store:
         self.unchecked.discard(name)
         return data
 
-    def keep(self, role: str, k: int, depth: int, table: np.ndarray) -> None:
+    def keep(self, role: str, k: int, table: np.ndarray) -> None:
+        """Write segment ``k``'s table or tablebase part to its other file (the one the
+        last complete pass does not name), rewriting it in place."""
         if self.dir is None:
             self.tables[(role, k)] = table
             return
-        name = _table_file(role, k, depth)
+        self.next_slot[k] = 1 - self.slot.get(k, 1)
+        name = f"{role}-{k}-{self.next_slot[k]}.bin"
         path = self.dir / name
-        with open(path, "r+b" if path.exists() else "wb") as f:  # the file of two passes ago, no longer named
+        with open(path, "r+b" if path.exists() else "wb") as f:
             table.tofile(f)
             f.truncate()
         self.next_files[name] = _crc(table)
@@ -164,10 +170,25 @@ class _Store:
         self.inbox, self.sent, self.sent_bytes, self.sent_crc = self.sent, {}, 0, {}
         self.carried_in, self.carried = self.carried, {}
         self.sizes_before, self.sizes = self.sizes, {}
-        self.next_files = {}
+        self.next_files, self.next_slot = {}, {}
         if self.dir is not None:
             for old in self.dir.glob(f"sent-{depth}-*.bin"):  # a pass interrupted before
                 old.unlink()
+
+    def untouched(self, k: int, depth: int) -> bool:
+        """Whether pass ``depth`` leaves segment ``k`` as it is: no state of the layer
+        before (to close), none of this layer (carried or sent) and so none to expand."""
+        return not (self.carried_in.get(k) or self.sizes_before.get(k) or self.inbox.get(k)
+                    or f"sent-{depth - 1}-{k}.bin" in self.files)
+
+    def keep_as_is(self, k: int) -> None:
+        """Segment ``k``'s files stay those of the last complete pass."""
+        if self.dir is not None:
+            self.next_slot[k] = self.slot.get(k, 1)
+            for role in ("seg", "tb"):
+                name = f"{role}-{k}-{self.next_slot[k]}.bin"
+                if name in self.files:
+                    self.next_files[name] = self.files[name]
 
     def discard(self) -> None:
         """Drop the files that the last complete pass does not name (the next pass's, which
@@ -189,6 +210,7 @@ class _Store:
         checkpoint.write_manifest(self.dir, dict(manifest, files=self.next_files, carried=_listed(self.carried),
                                                  sizes=_listed(self.sizes)))
         self.files = self.next_files
+        self.slot.update(self.next_slot)
         for path in self.dir.glob("sent-*.bin"):
             if path.name not in self.files:
                 path.unlink()
@@ -196,15 +218,9 @@ class _Store:
 
 def _crc(data: np.ndarray) -> str:
     """The CRC-32 of an array's bytes, as the manifest names it: it catches any burst of
-    damage up to 32 bits and all but one in 2**32 others, at several times SHA-256's speed
+    damage up to 32 bits and all but one in 2**32 others, and costs far less than SHA-256
     (the files are the run's own, not something received)."""
     return f"crc32:{zlib.crc32(data.data):08x}"
-
-
-def _table_file(role: str, k: int, depth: int) -> str:
-    """The file of segment ``k``'s table (``role`` seg) or tablebase part (tb) after pass
-    ``depth``: two per segment, by the pass's parity, the older rewritten in place."""
-    return f"{role}-{k}-{depth % 2}.bin"
 
 
 def _listed(counts: dict[int, int]) -> dict[str, int]:
@@ -263,9 +279,9 @@ def explore_segmented(
             if s.lo <= g < s.hi:
                 set2(table, g - s.lo, layer_value(0))
                 store.carried[s.k] = 1  # layer 0, counted in pass 0
-            store.keep("seg", s.k, -1, table)
+            store.keep("seg", s.k, table)
             if keep_table:
-                store.keep("tb", s.k, -1, new_table(s.hi - s.lo))
+                store.keep("tb", s.k, new_table(s.hi - s.lo))
         if out is not None:
             store.commit(-1, dict(identity, depth=-1, depth_counts=[], seconds=0.0, version=__version__))
     kernel = kernel_of(index)
@@ -295,9 +311,9 @@ def explore_segmented(
     store.discard()
     tablebase = None
     if keep_table and out is None:
-        tablebase = np.concatenate([store.load("tb", s.k, depth - 1, s.hi - s.lo) for s in segs])
+        tablebase = np.concatenate([store.load("tb", s.k, s.hi - s.lo) for s in segs])
     elif keep_table:
-        tablebase = lambda last=depth - 1: (store.load("tb", s.k, last, s.hi - s.lo) for s in segs)  # noqa: E731
+        tablebase = lambda: (store.load("tb", s.k, s.hi - s.lo) for s in segs)  # noqa: E731
     return ExploreResult(
         puzzle=puzzle.spec, goal=puzzle.goal, states=sum(counts), max_depth=depth - 1, depth_counts=counts,
         antipode_count=int(found_total), antipodes=[index.unrank(int(r)) for r in found[:max(antipode_limit, 0)]],
@@ -312,8 +328,11 @@ def _visit(s: _Segment, depth: int, index, kernel, store: _Store, keep_table: bo
     layer ``depth`` in the segment, the states of layer ``depth - 1`` kept before closing
     it (up to ``room``) and how many it had."""
     span = s.hi - s.lo
-    table = store.load("seg", s.k, depth - 1, span)
-    tablebase = store.load("tb", s.k, depth - 1, span) if keep_table else None
+    if store.untouched(s.k, depth):
+        store.keep_as_is(s.k)
+        return 0, [], 0
+    table = store.load("seg", s.k, span)
+    tablebase = store.load("tb", s.k, span) if keep_table else None
     every = np.ones(((span - 1) >> 16) + 2, dtype=np.uint8)
     now, before = layer_value(depth), layer_value(depth - 1)
     layer = store.carried_in.get(s.k, 0)
@@ -330,9 +349,9 @@ def _visit(s: _Segment, depth: int, index, kernel, store: _Store, keep_table: bo
         copy_layer(table, 0, span, now, tablebase, depth % 3)
     if layer:
         _expand_segment(s, table, depth, kernel, store, pool, buffers, starts, every, index)
-    store.keep("seg", s.k, depth, table)
+    store.keep("seg", s.k, table)
     if tablebase is not None:
-        store.keep("tb", s.k, depth, tablebase)
+        store.keep("tb", s.k, tablebase)
     return layer, kept, total
 
 
@@ -451,6 +470,10 @@ def _resume(out: Path, store: _Store):
                                              for k, v in files.items()):
         raise PuzzleError(f"checkpoint in {str(out)!r} names no files; {fix}")
     store.files, store.unchecked = dict(files), set(files)
+    for name in files:
+        role, k, rest = (name[:-4].split("-") + ["", ""])[:3]
+        if role == "seg" and k.isdigit() and rest in ("0", "1"):
+            store.slot[int(k)] = int(rest)
     for name, counts in (("carried", store.carried), ("sizes", store.sizes)):
         got = manifest.get(name)
         if not isinstance(got, dict) or not all(k.isdigit() and type(v) is int and v > 0 for k, v in got.items()):
