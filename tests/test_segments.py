@@ -174,3 +174,40 @@ def test_a_killed_out_of_core_run_resumes(tmp_path):
     done = subprocess.run(cmd + ["--resume"], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["depth_counts"] == reference("jump:9").depth_counts
+
+
+def test_damaged_missing_and_stray_segment_files_are_one_line(tmp_path):
+    """A resumed file of marks with a rank outside its segment is refused before it is
+    merged; a missing segment file is named; an interruption before any layer says so."""
+    runner = CliRunner()
+    p = ps.load_puzzle("3x3")
+
+    def stop(depth, done, total, states):
+        if depth == 10 and done == 3:
+            raise _Stop
+
+    with pytest.raises(_Stop):
+        explore_segmented(p, segments=3, out_dir=tmp_path / "a", progress=stop)
+    sent = sorted((tmp_path / "a").glob("sent-9-*.bin"))[0]
+    marks = np.fromfile(sent, dtype=np.int64)
+    marks[0] = 1 << 40
+    marks.tofile(sent)
+    r = runner.invoke(app, ["explore", "3x3", "--out", str(tmp_path / "a"), "--resume"])
+    assert r.exit_code == 2 and len(r.stderr.splitlines()) == 1 and "corrupt" in r.stderr, r.output
+    out = tmp_path / "b"
+    assert runner.invoke(app, ["explore", "3x3", "--segments", "3", "--out", str(out), "--json"]).exit_code == 0
+    for f in out.glob("seg-*.bin"):
+        f.unlink()
+    r = runner.invoke(app, ["explore", "3x3", "--out", str(out), "--resume"])
+    assert r.exit_code == 2 and len(r.stderr.splitlines()) == 1 and "missing" in r.stderr, r.output
+
+
+def test_segments_asked_for_must_fit_the_memory(tmp_path, monkeypatch):
+    from puzzlespace import resources
+    from puzzlespace.explore import engine, segments
+
+    for module in (resources, engine, segments):
+        monkeypatch.setattr(module, "current_rss", lambda: 50 << 20)
+    r = CliRunner().invoke(app, ["explore", "jump:9", "--segments", "1", "--out", str(tmp_path / "ck"),
+                                 "--max-memory", "111M", "--threads", "2"])
+    assert r.exit_code == 2 and "needs 2 segments or more, not 1" in r.stderr, r.output

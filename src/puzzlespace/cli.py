@@ -361,7 +361,7 @@ def _tablebase(path: Path, puzzle: Puzzle):
 @click.option("--force", is_flag=True, help="let --out replace the checkpoint of another puzzle or goal")
 @click.option("--segments", type=Count(1), metavar="N",
               help="cut the table into N segments, one in memory at a time, the others in files under --out "
-                   "(chosen by itself when the table does not fit --max-memory)")
+                   "(chosen by itself when the table does not fit --max-memory; --resume keeps the checkpoint's)")
 @json_option
 def explore(puzzle: str, goal: Optional[str], out_dir: Optional[Path], resume: bool, save: Optional[Path],
             threads: Optional[int], max_memory: Optional[str], antipodes: int, plot: Optional[Path],
@@ -390,7 +390,7 @@ def explore(puzzle: str, goal: Optional[str], out_dir: Optional[Path], resume: b
                     held.enter_context(locked(out_dir, "the checkpoint in", directory=True))
                 if save_path is not None:
                     held.enter_context(locked(save_path, "the tablebase"))
-                segments = segments or _segments(p, out_dir, resume, threads, limit, save is not None)
+                segments = _segments(p, out_dir, resume, threads, limit, save is not None, segments)
                 with _layer_progress(enabled=show_progress or not as_json) as report:
                     if segments:
                         result = explore_segmented(p, segments=segments, threads=threads, out_dir=out_dir,
@@ -423,6 +423,8 @@ def _saved_layer(out_dir: Optional[Path]) -> str:
     try:
         depth = int(read_manifest(out_dir, "")["depth"])
     except (PuzzleError, KeyError, TypeError, ValueError):
+        depth = -1
+    if depth < 0:
         return f"no layer was saved in {str(out_dir)!r}"
     return f"layer {depth} is saved in {str(out_dir)!r}; continue with: {_this_command(resume=True, force=False)}"
 
@@ -449,10 +451,11 @@ def _this_command(**changes) -> str:
 
 
 def _segments(p: Puzzle, out_dir: Optional[Path], resume: bool, threads: Optional[int], limit: Optional[int],
-              tablebase: bool) -> int:
+              tablebase: bool, asked: Optional[int]) -> int:
     """How many segments an exploration runs in: 0 (the whole table in memory) unless it
-    resumes a checkpoint made by segments, or the table does not fit ``--max-memory`` and
-    ``--out`` can hold the segments (said on stderr)."""
+    resumes a checkpoint made by segments (-1: its segments), ``asked`` for (they must fit
+    ``--max-memory``), or the table does not fit ``--max-memory`` and ``--out`` can hold
+    the segments (said on stderr)."""
     from .explore import engine
     from .explore.segments import checkpoint_is_segmented, segments_to_fit
     from .resources import current_rss, human
@@ -463,6 +466,11 @@ def _segments(p: Puzzle, out_dir: Optional[Path], resume: bool, threads: Optiona
         return -1 if checkpoint_is_segmented(out_dir) else 0
     index = p.state_index()
     threads = threads or os.cpu_count() or 1
+    if asked:
+        fewest = segments_to_fit(index, threads, 2 if tablebase else 1, limit) if limit else 1
+        if fewest > asked:
+            raise PuzzleError(f"--max-memory {human(limit)} needs {fewest} segments or more, not {asked}")
+        return asked
     need = engine.plan(index, threads, True, 2 if tablebase else 1)
     if limit is None or current_rss() + need.memory <= limit:
         return 0

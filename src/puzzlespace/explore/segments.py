@@ -36,6 +36,7 @@ import json
 import os
 import time
 import zlib
+from contextlib import contextmanager
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,13 +49,37 @@ from .._version import __version__
 from ..bits import close_and_step, close_layer, copy_layer, first_in_layer, layer_value, merge_marks, new_table, set2
 from ..contracts import PuzzleRules as Puzzle
 from ..errors import PuzzleError
-from ..resources import current_rss, human, peak_rss
+from ..resources import current_rss, free_disk, human, peak_rss
 from . import checkpoint
 from .engine import ExploreResult, buffer_sizes, kernel_of, chunk_spans, expand_chunks, refuse_other_checkpoint
 
 FORMAT = "puzzlespace-segments/1"
 #: Marks in flight to other segments, kept in memory before they are appended to their files.
 SENT_BUFFER = 1 << 20
+
+
+def _check_disk(out: Path, size: int, tables: int) -> None:
+    """Refuse a run whose segment files (two copies of each table, and room for the marks
+    in flight) would not fit the disk of ``out``; files there already count as free."""
+    need = 2 * tables * ((size + 31) // 32) * 8 + 4 * SENT_BUFFER * 8
+    free = free_disk(out) + (sum(f.stat().st_size for f in out.glob("*.bin")) if out.is_dir() else 0)
+    if need > free:
+        raise PuzzleError(f"the segment files need about {human(need)} of disk in {str(out)!r} but only {human(free)} "
+                          "is free; choose another --out")
+
+
+@contextmanager
+def _file_errors(out: Path | None, depth: Callable[[], int]):
+    """An I/O error on the segment files (a full disk, a file gone) ends the run with one
+    line saying which layer's checkpoint is intact."""
+    try:
+        yield
+    except OSError as exc:
+        last = depth() - 1
+        then = (f"the checkpoint of layer {last} is intact: free space and continue with --resume" if last >= 0
+                else "free space and run it again")
+        raise PuzzleError(f"could not read or write the segment files in {str(out)!r} ({exc.strerror or exc}); "
+                          f"{then}") from None
 
 
 def segments_to_fit(index, threads: int, tables: int, max_memory: int) -> int:
@@ -92,8 +117,8 @@ class _Store:
     as they are read; files this run wrote are trusted to the system until the next
     resume."""
 
-    def __init__(self, out_dir: Path | None):
-        self.dir = out_dir
+    def __init__(self, out_dir: Path | None, keep_table: bool):
+        self.dir, self.keep_table = out_dir, keep_table
         self.tables: dict[tuple[str, int], np.ndarray] = {}
         self.sent: dict[int, list[np.ndarray]] = {}  # marks for segment k, for the next pass
         self.sent_bytes = 0
@@ -109,7 +134,10 @@ class _Store:
         if self.dir is None:
             return self.tables[(role, k)]
         name = f"{role}-{k}-{self.slot.get(k, 1)}.bin"
-        data = np.fromfile(self.dir / name, dtype=np.uint8)
+        try:
+            data = np.fromfile(self.dir / name, dtype=np.uint8)
+        except FileNotFoundError:
+            data = np.empty(0, dtype=np.uint8)
         if len(data) != (size + 31) // 32 * 8 or (name in self.unchecked and _crc(data) != self.files[name]):
             raise PuzzleError(f"segment file {str(self.dir / name)!r} is missing, truncated or corrupt; "
                               "run it again without --resume")
@@ -143,6 +171,8 @@ class _Store:
         if self.dir is None or name not in self.files:
             return
         check = 0
+        if not (self.dir / name).is_file():
+            raise PuzzleError(f"segment file {str(self.dir / name)!r} is missing; run it again without --resume")
         with open(self.dir / name, "rb") as f:
             while True:
                 part = np.fromfile(f, dtype=np.int64, count=SENT_BUFFER)
@@ -154,12 +184,13 @@ class _Store:
             raise PuzzleError(f"segment file {str(self.dir / name)!r} is corrupt; run it again without --resume")
         self.unchecked.discard(name)
 
-    def flush(self, depth: int, everything: bool = False) -> None:
-        """Append the marks in memory to their files (all of them, or when there are many)."""
+    def flush(self, everything: bool = False) -> None:
+        """Append the marks in memory to their files (all of them, or when there are many:
+        called as they come, so that they never hold more than ``SENT_BUFFER`` marks)."""
         if self.dir is None or not (everything or self.sent_bytes > SENT_BUFFER * 8):
             return
         for k, parts in self.sent.items():
-            with open(self.dir / f"sent-{depth}-{k}.bin", "ab") as f:
+            with open(self.dir / f"sent-{self.depth}-{k}.bin", "ab") as f:
                 for part in parts:
                     self.sent_crc[k] = zlib.crc32(part.data, self.sent_crc.get(k, 0))
                     part.tofile(f)
@@ -167,6 +198,7 @@ class _Store:
 
     def begin(self, depth: int) -> None:
         """Start pass ``depth``: marks sent and states carried in the last pass come in."""
+        self.depth = depth
         self.inbox, self.sent, self.sent_bytes, self.sent_crc = self.sent, {}, 0, {}
         self.carried_in, self.carried = self.carried, {}
         self.sizes_before, self.sizes = self.sizes, {}
@@ -185,7 +217,7 @@ class _Store:
         """Segment ``k``'s files stay those of the last complete pass."""
         if self.dir is not None:
             self.next_slot[k] = self.slot.get(k, 1)
-            for role in ("seg", "tb"):
+            for role in ("seg", "tb") if self.keep_table else ("seg",):
                 name = f"{role}-{k}-{self.next_slot[k]}.bin"
                 if name in self.files:
                     self.next_files[name] = self.files[name]
@@ -203,7 +235,7 @@ class _Store:
         manifest, then drop the older files."""
         if self.dir is None:
             return
-        self.flush(depth, everything=True)
+        self.flush(everything=True)
         for k, check in self.sent_crc.items():
             self.next_files[f"sent-{depth}-{k}.bin"] = f"crc32:{check:08x}"
         os.sync()  # every file of the pass on disk before the manifest names them (one call, not one a file)
@@ -260,7 +292,7 @@ def explore_segmented(
            "tablebase": keep_table}
     bounds = _resumed_bounds(out, run, align) if resume else segment_bounds(index.size, align, max(segments, 1))
     segs = [_Segment(k, lo, hi) for k, (lo, hi) in enumerate(bounds)]
-    store = _Store(out)
+    store = _Store(out, keep_table)
     identity = dict(run, segments=[[s.lo, s.hi] for s in segs])
     if resume:
         depth, counts, before = _resume(out, store)
@@ -269,6 +301,7 @@ def explore_segmented(
         if out is not None:
             if not force:
                 refuse_other_checkpoint(out, puzzle.spec, goal)
+            _check_disk(out, index.size, 2 if keep_table else 1)
             out.mkdir(parents=True, exist_ok=True)
             for path in list(out.glob("*.bin")) + [out / checkpoint.MANIFEST]:
                 path.unlink(missing_ok=True)
@@ -289,7 +322,8 @@ def explore_segmented(
     buffers = [(np.empty(marks_size, dtype=np.int64), np.empty(ranks_size, dtype=np.int64))
                for _ in range(2 * threads)]
     starts = np.array([s.lo for s in segs[1:]], dtype=np.int64)
-    with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="puzzlespace-segments") as pool:
+    with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="puzzlespace-segments") as pool, \
+            _file_errors(out, lambda: depth):
         while True:
             store.begin(depth)
             layer, found, found_total = 0, [], 0
@@ -299,7 +333,6 @@ def explore_segmented(
                 layer += n
                 found += kept
                 found_total += total
-                store.flush(depth)
                 if progress:
                     progress(depth, s.k + 1, len(segs), sum(counts) + layer)
             if layer == 0:  # the layer before was the last: its states, kept as it was closed, are the antipodes
@@ -337,6 +370,9 @@ def _visit(s: _Segment, depth: int, index, kernel, store: _Store, keep_table: bo
     now, before = layer_value(depth), layer_value(depth - 1)
     layer = store.carried_in.get(s.k, 0)
     for marks in store.received(s.k, depth):
+        if len(marks) and (marks.min() < s.lo or marks.max() >= s.hi):  # a damaged file: never merged
+            raise PuzzleError(f"marks sent to segment {s.k} fall outside it: its file is corrupt; run it again "
+                              "without --resume")
         layer += int(merge_marks(table, marks - s.lo, len(marks), now, every))
     kept, total = [], store.sizes_before.get(s.k, 0)
     if depth > 0:
@@ -390,6 +426,7 @@ def _route(s: _Segment, table, marks: np.ndarray, new: int, store: _Store, start
     for k in range(len(starts) + 1):
         if offsets[k + 1] > offsets[k]:
             store.send(k, grouped[offsets[k]:offsets[k + 1]])
+    store.flush()
 
 
 @nb.njit(cache=True, nogil=True)
