@@ -305,16 +305,7 @@ def explore_segmented(
             out.mkdir(parents=True, exist_ok=True)
             for path in list(out.glob("*.bin")) + [out / checkpoint.MANIFEST]:
                 path.unlink(missing_ok=True)
-        g = index.rank(puzzle.goal)
-        store.begin(0)
-        for s in segs:
-            table = new_table(s.hi - s.lo)
-            if s.lo <= g < s.hi:
-                set2(table, g - s.lo, layer_value(0))
-                store.carried[s.k] = 1  # layer 0, counted in pass 0
-            store.keep("seg", s.k, table)
-            if keep_table:
-                store.keep("tb", s.k, new_table(s.hi - s.lo))
+        _start(segs, index.rank(puzzle.goal), store, keep_table)
         if out is not None:
             store.commit(-1, dict(identity, depth=-1, depth_counts=[], seconds=0.0, version=__version__))
     kernel = kernel_of(index)
@@ -353,6 +344,21 @@ def explore_segmented(
         seconds=before + time.perf_counter() - t0, peak_memory_bytes=peak_rss(), scheme=index.scheme,
         rank_space=index.size, threads=threads, table=tablebase,
     )
+
+
+def _start(segs: list[_Segment], goal: int, store: _Store, keep_table: bool) -> None:
+    """Keep every segment's first table: all unreached but the goal (layer 0, counted in
+    pass 0). One table in memory at a time."""
+    store.begin(0)
+    for s in segs:
+        table = new_table(s.hi - s.lo)
+        if s.lo <= goal < s.hi:
+            set2(table, goal - s.lo, layer_value(0))
+            store.carried[s.k] = 1
+        store.keep("seg", s.k, table)
+        del table
+        if keep_table:
+            store.keep("tb", s.k, new_table(s.hi - s.lo))
 
 
 def _visit(s: _Segment, depth: int, index, kernel, store: _Store, keep_table: bool, pool, buffers, starts,
