@@ -52,9 +52,14 @@ def layer_value(depth: int) -> int:
     return 1 + (depth & 1)
 
 
+def table_bytes(size: int) -> int:
+    """Bytes of a table of ``size`` 2-bit entries, padded to whole 64-bit words."""
+    return ((size + 31) // 32) * 8
+
+
 def new_table(size: int) -> np.ndarray:
     """A table of ``size`` 2-bit entries, all UNSEEN, padded to whole 64-bit words."""
-    return np.full(((size + 31) // 32) * 8, 0xFF, dtype=np.uint8)
+    return np.full(table_bytes(size), 0xFF, dtype=np.uint8)
 
 
 def value_counts(table: np.ndarray, size: int) -> list[int]:

@@ -26,7 +26,7 @@ from .._version import __version__
 from ..datafile import MAX_HEADER, digest, require_counts, require_int, write_atomic
 from ..errors import PuzzleError
 from ..resources import free_disk, human
-from ..bits import CLOSED, layer_value, value_counts
+from ..bits import CLOSED, layer_value, table_bytes, value_counts
 from .tablebase import check_consistent
 
 FORMAT = "puzzlespace-checkpoint/3"
@@ -166,7 +166,7 @@ def load(directory: Path, puzzle: str, goal: list[int], scheme: str, size: int, 
     if with_tablebase and not data.get("tablebase"):
         raise PuzzleError(f"the checkpoint in {str(directory)!r} was written without --save, so it holds no "
                           "tablebase; resume without --save, or start again")
-    nbytes = ((size + 31) // 32) * 8
+    nbytes = table_bytes(size)
     table = read_array(directory, data, "table", nbytes, RERUN)
     found = value_counts(table, size)
     frontier, other = layer_value(depth), layer_value(depth + 1)

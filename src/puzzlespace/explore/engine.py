@@ -37,7 +37,8 @@ from ..contracts import FrontierSpace, PuzzleRules as Puzzle, State
 from . import checkpoint
 from ..resources import available_memory, current_rss, free_disk, human, peak_rss
 from ..bits import (BLOCK_BITS, BLOCK_WORD_BITS, BLOCK_WORDS, close_and_step, close_layer, collect_layer, copy_layer,
-                    layer_value, lowest_bit, match_word, merge_marks, new_blocks, new_table, pattern, popcount, set2)
+                    layer_value, lowest_bit, match_word, merge_marks, new_blocks, new_table, pattern, popcount, set2,
+                    table_bytes)
 
 #: Chunks per worker thread and layer (load balance against per-call overhead).
 CHUNKS_PER_THREAD = 8
@@ -101,7 +102,7 @@ class Plan:
 
 def plan(index: FrontierSpace, threads: int, with_checkpoints: bool, tables: int = 1) -> Plan:
     """Memory and disk of a run keeping ``tables`` 2-bit tables (2 with a tablebase)."""
-    table = ((index.size + 31) // 32) * 8
+    table = table_bytes(index.size)
     marks, ranks = buffer_sizes(index)
     buffers = 2 * threads * (marks + ranks) * 8
     return Plan(memory=tables * table + buffers + (64 << 20), disk=2 * tables * table if with_checkpoints else 0)

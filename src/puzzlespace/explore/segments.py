@@ -46,7 +46,8 @@ import numba as nb
 import numpy as np
 
 from .._version import __version__
-from ..bits import close_and_step, close_layer, copy_layer, first_in_layer, layer_value, merge_marks, new_table, set2
+from ..bits import (close_and_step, close_layer, copy_layer, first_in_layer, layer_value, merge_marks, new_table, set2,
+                    table_bytes)
 from ..contracts import PuzzleRules as Puzzle
 from ..errors import PuzzleError
 from ..resources import current_rss, free_disk, human, peak_rss
@@ -61,7 +62,7 @@ SENT_BUFFER = 1 << 20
 def _check_disk(out: Path, size: int, tables: int) -> None:
     """Refuse a run whose segment files (two copies of each table, and room for the marks
     in flight) would not fit the disk of ``out``; files there already count as free."""
-    need = 2 * tables * ((size + 31) // 32) * 8 + 4 * SENT_BUFFER * 8
+    need = 2 * tables * table_bytes(size) + 4 * SENT_BUFFER * 8
     free = free_disk(out) + (sum(f.stat().st_size for f in out.glob("*.bin")) if out.is_dir() else 0)
     if need > free:
         raise PuzzleError(f"the segment files need about {human(need)} of disk in {str(out)!r} but only {human(free)} "
@@ -88,7 +89,7 @@ def segments_to_fit(index, threads: int, tables: int, max_memory: int) -> int:
     buffers and the marks in flight. Raises PuzzleError when no number of segments fits."""
     marks, ranks = buffer_sizes(index)
     fixed = current_rss() + 2 * threads * (marks + ranks) * 8 + 3 * SENT_BUFFER * 8 + (32 << 20)
-    table = ((index.size + 31) // 32) * 8 * tables
+    table = table_bytes(index.size) * tables
     room = max_memory - fixed
     most = max(1, index.size // (index.group * 64))
     if room <= 0 or -(-table // room) > most:
@@ -97,14 +98,9 @@ def segments_to_fit(index, threads: int, tables: int, max_memory: int) -> int:
     return max(1, -(-table // room))
 
 
-def segment_bounds(size: int, align: int, parts: int) -> list[tuple[int, int]]:
-    """About ``parts`` contiguous segments of ``[0, size)`` starting at multiples of ``align``."""
-    return chunk_spans(size, align, parts)
-
-
 @dataclass
 class _Segment:
-    """Segment ``k``: ranks ``[lo, hi)``, its table (and tablebase part) while in memory."""
+    """Segment ``k``: ranks ``[lo, hi)``."""
 
     k: int
     lo: int
@@ -138,7 +134,7 @@ class _Store:
             data = np.fromfile(self.dir / name, dtype=np.uint8)
         except FileNotFoundError:
             data = np.empty(0, dtype=np.uint8)
-        if len(data) != (size + 31) // 32 * 8 or (name in self.unchecked and _crc(data) != self.files[name]):
+        if len(data) != table_bytes(size) or (name in self.unchecked and _crc(data) != self.files[name]):
             raise PuzzleError(f"segment file {str(self.dir / name)!r} is missing, truncated or corrupt; "
                               "run it again without --resume")
         self.unchecked.discard(name)
@@ -290,12 +286,13 @@ def explore_segmented(
     goal = list(puzzle.goal)
     run = {"format": FORMAT, "puzzle": puzzle.spec, "goal": goal, "scheme": index.scheme, "size": index.size,
            "tablebase": keep_table}
-    bounds = _resumed_bounds(out, run, align) if resume else segment_bounds(index.size, align, max(segments, 1))
+    manifest = _resumed_manifest(out, run) if resume else None
+    bounds = _bounds(manifest, out, run["size"], align) if resume else chunk_spans(index.size, align, max(segments, 1))
     segs = [_Segment(k, lo, hi) for k, (lo, hi) in enumerate(bounds)]
     store = _Store(out, keep_table)
     identity = dict(run, segments=[[s.lo, s.hi] for s in segs])
     if resume:
-        depth, counts, before = _resume(out, store)
+        depth, counts, before = _resume(manifest, out, store)
     else:
         depth, counts, before = 0, [], 0.0
         if out is not None:
@@ -470,9 +467,8 @@ def partition_marks(marks, starts, out, offsets):
         at[t] += 1
 
 
-def _resumed_bounds(out: Path | None, run: dict, align: int) -> list[tuple[int, int]]:
-    """The segments of the checkpoint in ``out`` (which must be of this ``run``):
-    contiguous, aligned, covering the ranks."""
+def _resumed_manifest(out: Path | None, run: dict) -> dict:
+    """The manifest of the checkpoint in ``out``, which must be of this ``run``."""
     if out is None:
         raise PuzzleError("--resume needs --out DIR (the checkpoint directory)")
     fix = "run it again without --resume"
@@ -483,7 +479,11 @@ def _resumed_bounds(out: Path | None, run: dict, align: int) -> list[tuple[int, 
                 raise PuzzleError(f"the checkpoint in {str(out)!r} was made without a tablebase; resume without "
                                   f"--save, or {fix}")
             raise PuzzleError(f"checkpoint in {str(out)!r} is for {key} {manifest.get(key)!r}, not {want!r}; {fix}")
-    size = run["size"]
+    return manifest
+
+
+def _bounds(manifest: dict, out: Path, size: int, align: int) -> list[tuple[int, int]]:
+    """The segments a checkpoint's manifest names: contiguous, aligned, covering the ranks."""
     bounds = manifest.get("segments")
     ok = isinstance(bounds, list) and 0 < len(bounds) <= size and all(
         isinstance(b, list) and len(b) == 2 and all(type(x) is int for x in b) for b in bounds)
@@ -503,11 +503,10 @@ def checkpoint_is_segmented(out: Path) -> bool:
         return False
 
 
-def _resume(out: Path, store: _Store):
-    """(next depth, counts, seconds so far) from the manifest in ``out`` (already found to
-    be of this run by :func:`_resumed_bounds`)."""
+def _resume(manifest: dict, out: Path, store: _Store):
+    """(next depth, counts, seconds so far) from a checkpoint's manifest, whose files and
+    counts go to ``store``."""
     fix = "run it again without --resume"
-    manifest = checkpoint.read_manifest(out, fix)
     files = manifest.get("files")
     if not isinstance(files, dict) or not all(isinstance(k, str) and "/" not in k and isinstance(v, str)
                                              for k, v in files.items()):

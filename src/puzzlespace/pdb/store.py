@@ -29,6 +29,7 @@ from .. import datafile
 from ..explore import checkpoint as cp
 from .._version import __version__
 from ..errors import DamagedFile, PuzzleError
+from ..bits import table_bytes
 from ..cache import cache_dir, file_stem
 from .space import PatternSpace
 
@@ -166,7 +167,7 @@ def build_cost(space: PatternSpace, threads: int, root: str | Path | None = None
     from ..explore.engine import plan
 
     table = plan(space, threads, False).memory
-    search_table = ((space.size + 31) // 32) * 8
+    search_table = table_bytes(space.size)
     seconds = space.placements * core_seconds_per_entry(root) / max(1, min(threads, os.cpu_count() or 1))
     return BuildCost(space.tiles, space.placements, seconds, memory=table + space.placements,
                      disk=space.placements + search_table + space.placements)
@@ -266,7 +267,7 @@ def _resume(directory: Path, expected: dict, space: PatternSpace):
     seconds = manifest.get("seconds")
     if depth != len(counts) - 1 or not isinstance(seconds, (int, float)) or not seconds >= 0:
         raise PuzzleError(f"{where} is inconsistent; {fix}")
-    table = cp.read_array(directory, manifest, "table", ((space.size + 31) // 32) * 8, fix)
+    table = cp.read_array(directory, manifest, "table", table_bytes(space.size), fix)
     pdb = cp.read_array(directory, manifest, "pdb", space.placements, fix)
     return (LayerState(table, depth, counts), pdb), float(seconds)
 
