@@ -1,12 +1,15 @@
-"""Out-of-core exploration side by side with the in-memory engine, in one run.
+"""Out-of-core and Dask-cluster exploration side by side with the in-memory engine, in one run.
 
-``python bench/bench_scale.py [--repeat N] [--segments S] [--full]`` runs, alternately,
-``puzzlespace explore PUZZLE --threads 2 --json`` with the whole table in memory and the
-same with ``--segments S --out DIR`` (segment files in a fresh folder under the system's
-temporary folder), on 4x3 and 6x2; with ``--full``, 7x2 with ``--out DIR --max-memory 3G``
-once against one in-memory run. Prints wall and engine seconds, peak RSS (GNU ``time``),
-the ratio of the out-of-core to the in-memory time, and checks that the depth counts agree.
-Standard library only.
+``python bench/bench_scale.py [--repeat N] [--segments S] [--workers W] [--full]`` runs,
+alternately, ``puzzlespace explore PUZZLE --threads 2 --json`` with the whole table in
+memory, the same with ``--segments S --out DIR`` (segment files in a fresh folder under the
+system's temporary folder), and, with ``--workers W``, the exploration on a local Dask
+cluster of W worker processes of one thread each (started once, outside the timing, as
+``explore --workers`` would start it), on 4x3 and 6x2; with ``--full``, 7x2 with
+``--out DIR --max-memory 3G`` once against one in-memory run. Prints wall and engine
+seconds, peak RSS (GNU ``time``; for the cluster, its largest worker), the ratio to the
+in-memory time, the bytes sent between workers per state, and checks that the depth
+counts agree.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import harness
@@ -40,25 +44,66 @@ def run(args: list[str]) -> tuple[float, float, int, dict]:
     return wall, float(result["seconds"]), peak, result
 
 
+def cluster_run(client, puzzle: str) -> tuple[float, float, int, dict, float]:
+    """(wall s, engine s, largest worker's peak RSS, result fields, bytes between workers
+    per state) of one exploration on the cluster of ``client``."""
+    import puzzlespace as ps
+    from puzzlespace.explore.cluster import explore_distributed
+
+    reports = []
+    t0 = time.perf_counter()
+    result = explore_distributed(ps.load_puzzle(puzzle), client, layer_done=reports.append)
+    wall = time.perf_counter() - t0
+    between = sum(r.bytes_between_workers for r in reports) / result.states
+    return wall, result.seconds, result.peak_memory_bytes, {"depth_counts": result.depth_counts}, between
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeat", type=int, default=3, help="timed runs per case and mode (default 3)")
     ap.add_argument("--segments", type=int, default=8, help="segments of the out-of-core runs (default 8)")
+    ap.add_argument("--workers", type=int, default=0, help="also on a local Dask cluster of this many workers")
     ap.add_argument("--full", action="store_true", help="also 7x2 with --max-memory 3G (about an hour)")
     args = ap.parse_args(argv)
+    with _cluster(args.workers) as client:
+        return _measure(args, client)
+
+
+@contextmanager
+def _cluster(workers: int):
+    if not workers:
+        yield None
+        return
+    sys.path.insert(0, str(ROOT / "src"))
+    from puzzlespace.explore.cluster import local_cluster
+
+    with local_cluster(workers, threads=1) as client:
+        yield client
+
+
+def _measure(args, client) -> int:
     head = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=ROOT, capture_output=True, text=True).stdout
     print(f"# bench_scale at {head.strip()}; {os.cpu_count()} cores, {harness.cpu_model()}, load {harness.loadavg()}, "
           f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
-    print("| case | mode | best wall s | best engine s | peak RSS MiB | out-of-core / in memory (engine) |")
-    print("|---|---|---|---|---|---|")
+    print("| case | mode | best wall s | best engine s | peak RSS MiB | / in memory (engine) | bytes between "
+          "workers per state |")
+    print("|---|---|---|---|---|---|---|")
     cases = [("4x3", ["--segments", str(args.segments)], args.repeat),
              ("6x2", ["--segments", str(args.segments)], args.repeat)]
     if args.full:
         cases.append(("7x2", ["--max-memory", "3G"], 1))
     for puzzle, flags, repeat in cases:
         best = {}
+        modes = ["in memory", "out of core"] + ([f"cluster, {args.workers} workers"] if client else [])
+        if puzzle == "7x2":
+            modes = modes[:2]
         for _ in range(repeat):
-            for mode in ("in memory", "out of core"):
+            for mode in modes:
+                if mode.startswith("cluster"):
+                    wall, engine, peak, result, between = cluster_run(client, puzzle)
+                    if mode not in best or engine < best[mode][1]:
+                        best[mode] = (wall, engine, peak, result["depth_counts"], f"{between:.3f}")
+                    continue
                 extra = []
                 folder = None
                 if mode == "out of core":
@@ -71,12 +116,12 @@ def main(argv=None) -> int:
                         shutil.rmtree(folder, ignore_errors=True)
                 old = best.get(mode)
                 if old is None or engine < old[1]:
-                    best[mode] = (wall, engine, peak, result["depth_counts"])
-        assert best["in memory"][3] == best["out of core"][3], f"{puzzle}: the depth counts differ"
-        for mode, (wall, engine, peak, _) in best.items():
-            ratio = f"{engine / best['in memory'][1]:.2f}" if mode == "out of core" else ""
+                    best[mode] = (wall, engine, peak, result["depth_counts"], "")
+        for mode, (wall, engine, peak, counts, between) in best.items():
+            assert counts == best["in memory"][3], f"{puzzle}: the depth counts differ ({mode})"
+            ratio = f"{engine / best['in memory'][1]:.2f}" if mode != "in memory" else ""
             print(f"| {puzzle} | {mode} {' '.join(flags) if mode == 'out of core' else ''} | {wall:.2f} | "
-                  f"{engine:.2f} | {peak / 2**20:.0f} | {ratio} |", flush=True)
+                  f"{engine:.2f} | {peak / 2**20:.0f} | {ratio} | {between} |", flush=True)
     return 0
 
 

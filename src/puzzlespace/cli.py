@@ -344,7 +344,9 @@ def _tablebase(path: Path, puzzle: Puzzle):
     "puzzlespace explore 4x3 --out ck/ --resume",
     "puzzlespace explore 3x3 --save cache",
     "puzzlespace explore flip:5x5 --plot depths.png",
-    "puzzlespace explore 7x2 --out ck/ --max-memory 3G"])
+    "puzzlespace explore 7x2 --out ck/ --max-memory 3G",
+    "puzzlespace explore 4x3 --workers 2",
+    "puzzlespace explore 5x2 --scheduler tcp://HOST:8786 --out /shared/ck"])
 @puzzle_argument
 @goal_option
 @click.option("--out", "out_dir", type=PATH, metavar="DIR",
@@ -362,10 +364,17 @@ def _tablebase(path: Path, puzzle: Puzzle):
 @click.option("--segments", type=Count(1), metavar="N",
               help="cut the table into N segments, one in memory at a time, the others in files under --out "
                    "(chosen by itself when the table does not fit --max-memory; --resume keeps the checkpoint's)")
+@click.option("--workers", type=Count(1), metavar="N",
+              help="explore on a Dask cluster of N worker processes on this machine (--threads each, "
+                   "--max-memory shared out); needs the cluster extra: pip install 'puzzlespace[cluster]'")
+@click.option("--scheduler", metavar="ADDRESS",
+              help="explore on the running Dask cluster at ADDRESS (tcp://HOST:8786); --out must be a "
+                   "directory every worker sees")
 @json_option
 def explore(puzzle: str, goal: Optional[str], out_dir: Optional[Path], resume: bool, save: Optional[Path],
             threads: Optional[int], max_memory: Optional[str], antipodes: int, plot: Optional[Path],
-            show_progress: bool, force: bool, segments: Optional[int], as_json: bool) -> None:
+            show_progress: bool, force: bool, segments: Optional[int], workers: Optional[int],
+            scheduler: Optional[str], as_json: bool) -> None:
     """Visit every position reachable from the goal: counts per depth, God's number, antipodes."""
     from contextlib import ExitStack
 
@@ -380,7 +389,10 @@ def explore(puzzle: str, goal: Optional[str], out_dir: Optional[Path], resume: b
         if plot is not None:
             _check_plot_backend(plot)
         save_path = _save_path(p, save) if save is not None else None
-        if segments and out_dir is None:
+        on_cluster = workers is not None or scheduler is not None
+        if workers is not None and scheduler is not None:
+            raise PuzzleError("give --workers (a cluster on this machine) or --scheduler (a running one), not both")
+        if segments and out_dir is None and not on_cluster:
             raise PuzzleError("--segments keeps the segments in files: give --out DIR")
         if out_dir is not None and out_dir.exists() and not out_dir.is_dir():
             raise PuzzleError(f"--out {str(out_dir)!r} is a file; give a directory for the checkpoints")
@@ -390,9 +402,14 @@ def explore(puzzle: str, goal: Optional[str], out_dir: Optional[Path], resume: b
                     held.enter_context(locked(out_dir, "the checkpoint in", directory=True))
                 if save_path is not None:
                     held.enter_context(locked(save_path, "the tablebase"))
-                segments = _segments(p, out_dir, resume, threads, limit, save is not None, segments)
+                if not on_cluster:
+                    segments = _segments(p, out_dir, resume, threads, limit, save is not None, segments)
                 with _layer_progress(enabled=show_progress or not as_json) as report:
-                    if segments:
+                    if on_cluster:
+                        result = _explore_on_cluster(p, workers, scheduler, threads, limit, segments, out_dir,
+                                                     resume, antipodes, report, save is not None, force,
+                                                     show_progress or not as_json)
+                    elif segments:
                         result = explore_segmented(p, segments=segments, threads=threads, out_dir=out_dir,
                                                    resume=resume, antipode_limit=antipodes, progress=report,
                                                    keep_table=save is not None, force=force)
@@ -478,6 +495,37 @@ def _segments(p: Puzzle, out_dir: Optional[Path], resume: bool, threads: Optiona
     err.print(f"the table ({human(need.memory)}) does not fit --max-memory {human(limit)}: exploring in {segments} "
               f"segments, one in memory at a time, the others in {str(out_dir)!r}", markup=False)
     return segments
+
+
+def _explore_on_cluster(p: Puzzle, workers: Optional[int], scheduler: Optional[str], threads: Optional[int],
+                        limit: Optional[int], segments: Optional[int], out_dir: Optional[Path], resume: bool,
+                        antipodes: int, report, tablebase: bool, force: bool, log_layers: bool):
+    """Explore on a Dask cluster: a new one on this machine (``workers`` processes) or
+    the one at ``scheduler``; a line per layer on stderr when ``log_layers``."""
+    from .explore import cluster
+    from .explore.segments import checkpoint_is_segmented
+    from .resources import human
+
+    if resume and out_dir is not None and not checkpoint_is_segmented(out_dir):
+        raise PuzzleError(f"the checkpoint in {str(out_dir)!r} was made without segments: resume it without "
+                          "--workers or --scheduler")
+    if workers is not None:
+        each = max(1, (os.cpu_count() or 1) // workers) if threads is None else threads
+        connect = cluster.local_cluster(workers, each, limit // workers if limit else None)
+    else:
+        connect = cluster.remote_cluster(scheduler)
+
+    def layer_done(r: "cluster.LayerReport") -> None:
+        if log_layers:
+            err.print(f"layer {r.depth}: {r.states:,} state{'s' if r.states != 1 else ''} in {r.seconds:.2f} s, {human(r.bytes_between_workers)} "
+                      f"between workers, slowest {r.slowest_worker} ({r.slowest_seconds:.2f} s)", markup=False)
+
+    with connect as client:
+        if log_layers:
+            err.print(f"Dask cluster: {cluster.describe_workers(client)}", markup=False)
+        return cluster.explore_distributed(p, client, segments=segments, out_dir=out_dir, resume=resume,
+                                           antipode_limit=antipodes, keep_table=tablebase, progress=report,
+                                           layer_done=layer_done, force=force)
 
 
 def _save_path(p: Puzzle, save: Path) -> Path:

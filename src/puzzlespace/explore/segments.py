@@ -70,7 +70,7 @@ def _check_disk(out: Path, size: int, tables: int) -> None:
 
 
 @contextmanager
-def _file_errors(out: Path | None, depth: Callable[[], int]):
+def file_errors(out: Path | None, depth: Callable[[], int]):
     """An I/O error on the segment files (a full disk, a file gone) ends the run with one
     line saying which layer's checkpoint is intact."""
     try:
@@ -99,7 +99,7 @@ def segments_to_fit(index, threads: int, tables: int, max_memory: int) -> int:
 
 
 @dataclass
-class _Segment:
+class Segment:
     """Segment ``k``: ranks ``[lo, hi)``."""
 
     k: int
@@ -107,7 +107,7 @@ class _Segment:
     hi: int
 
 
-class _Store:
+class SegmentStore:
     """Where segment tables, the marks sent between segments and per-segment counts live
     between visits. Files named by a resumed checkpoint are checked against its SHA-256
     as they are read; files this run wrote are trusted to the system until the next
@@ -199,8 +199,12 @@ class _Store:
         self.carried_in, self.carried = self.carried, {}
         self.sizes_before, self.sizes = self.sizes, {}
         self.next_files, self.next_slot = {}, {}
+        self.drop_unfinished(depth)
+
+    def drop_unfinished(self, depth: int) -> None:
+        """Remove the marks a pass ``depth`` interrupted before had sent."""
         if self.dir is not None:
-            for old in self.dir.glob(f"sent-{depth}-*.bin"):  # a pass interrupted before
+            for old in self.dir.glob(f"sent-{depth}-*.bin"):
                 old.unlink()
 
     def untouched(self, k: int, depth: int) -> bool:
@@ -282,27 +286,12 @@ def explore_segmented(
     index = puzzle.state_index()
     threads = threads or os.cpu_count() or 1
     out = Path(out_dir) if out_dir is not None else None
-    align = index.group * 64
-    goal = list(puzzle.goal)
-    run = {"format": FORMAT, "puzzle": puzzle.spec, "goal": goal, "scheme": index.scheme, "size": index.size,
-           "tablebase": keep_table}
-    manifest = _resumed_manifest(out, run) if resume else None
-    bounds = _bounds(manifest, out, run["size"], align) if resume else chunk_spans(index.size, align, max(segments, 1))
-    segs = [_Segment(k, lo, hi) for k, (lo, hi) in enumerate(bounds)]
-    store = _Store(out, keep_table)
-    identity = dict(run, segments=[[s.lo, s.hi] for s in segs])
-    if resume:
-        depth, counts, before = _resume(manifest, out, store)
-    else:
-        depth, counts, before = 0, [], 0.0
-        if out is not None:
-            if not force:
-                refuse_other_checkpoint(out, puzzle.spec, goal)
-            _check_disk(out, index.size, 2 if keep_table else 1)
-            out.mkdir(parents=True, exist_ok=True)
-            for path in list(out.glob("*.bin")) + [out / checkpoint.MANIFEST]:
-                path.unlink(missing_ok=True)
-        _start(segs, index.rank(puzzle.goal), store, keep_table)
+    store = SegmentStore(out, keep_table)
+    segs, identity, (depth, counts, before) = prepare(puzzle, index, segments, out, resume, store, force)
+    if not resume:
+        store.begin(0)
+        for s in segs:
+            first_tables(s, index.rank(puzzle.goal), store, keep_table)
         if out is not None:
             store.commit(-1, dict(identity, depth=-1, depth_counts=[], seconds=0.0, version=__version__))
     kernel = kernel_of(index)
@@ -311,13 +300,13 @@ def explore_segmented(
                for _ in range(2 * threads)]
     starts = np.array([s.lo for s in segs[1:]], dtype=np.int64)
     with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="puzzlespace-segments") as pool, \
-            _file_errors(out, lambda: depth):
+            file_errors(out, lambda: depth):
         while True:
             store.begin(depth)
             layer, found, found_total = 0, [], 0
             for s in segs:
-                n, kept, total = _visit(s, depth, index, kernel, store, keep_table, pool, buffers, starts,
-                                        antipode_limit - len(found))
+                n, kept, total = visit(s, depth, index, kernel, store, keep_table, pool, buffers, starts,
+                                       antipode_limit - len(found))
                 layer += n
                 found += kept
                 found_total += total
@@ -343,22 +332,46 @@ def explore_segmented(
     )
 
 
-def _start(segs: list[_Segment], goal: int, store: _Store, keep_table: bool) -> None:
-    """Keep every segment's first table: all unreached but the goal (layer 0, counted in
-    pass 0). One table in memory at a time."""
-    store.begin(0)
-    for s in segs:
-        table = new_table(s.hi - s.lo)
-        if s.lo <= goal < s.hi:
-            set2(table, goal - s.lo, layer_value(0))
-            store.carried[s.k] = 1
-        store.keep("seg", s.k, table)
-        del table
-        if keep_table:
-            store.keep("tb", s.k, new_table(s.hi - s.lo))
+def prepare(puzzle: Puzzle, index, segments: int, out: Path | None, resume: bool, store: SegmentStore, force: bool):
+    """What a run by segments starts from: the segments (``segments`` equal, aligned rank
+    ranges, or a resumed checkpoint's), the run's identity as its manifests name it, and
+    (next depth, counts, seconds so far), with the resumed files and counts in ``store``.
+    A fresh run with ``out`` gets an empty checkpoint directory (see
+    :func:`~puzzlespace.explore.engine.refuse_other_checkpoint` for ``force``)."""
+    align = index.group * 64
+    goal = list(puzzle.goal)
+    run = {"format": FORMAT, "puzzle": puzzle.spec, "goal": goal, "scheme": index.scheme, "size": index.size,
+           "tablebase": store.keep_table}
+    manifest = _resumed_manifest(out, run) if resume else None
+    bounds = _bounds(manifest, out, run["size"], align) if resume else chunk_spans(index.size, align, max(segments, 1))
+    segs = [Segment(k, lo, hi) for k, (lo, hi) in enumerate(bounds)]
+    identity = dict(run, segments=[[s.lo, s.hi] for s in segs])
+    if resume:
+        return segs, identity, _resume(manifest, out, store)
+    if out is not None:
+        if not force:
+            refuse_other_checkpoint(out, puzzle.spec, goal)
+        _check_disk(out, index.size, 2 if store.keep_table else 1)
+        out.mkdir(parents=True, exist_ok=True)
+        for path in list(out.glob("*.bin")) + [out / checkpoint.MANIFEST]:
+            path.unlink(missing_ok=True)
+    return segs, identity, (0, [], 0.0)
 
 
-def _visit(s: _Segment, depth: int, index, kernel, store: _Store, keep_table: bool, pool, buffers, starts,
+def first_tables(s: Segment, goal: int, store: SegmentStore, keep_table: bool) -> None:
+    """Keep segment ``s``'s first tables: all unreached but the goal (layer 0, counted in
+    pass 0)."""
+    table = new_table(s.hi - s.lo)
+    if s.lo <= goal < s.hi:
+        set2(table, goal - s.lo, layer_value(0))
+        store.carried[s.k] = 1
+    store.keep("seg", s.k, table)
+    del table
+    if keep_table:
+        store.keep("tb", s.k, new_table(s.hi - s.lo))
+
+
+def visit(s: Segment, depth: int, index, kernel, store: SegmentStore, keep_table: bool, pool, buffers, starts,
            room: int) -> tuple[int, list[int], int]:
     """Pass ``depth`` over segment ``s`` (see the module docstring). Returns the size of
     layer ``depth`` in the segment, the states of layer ``depth - 1`` kept before closing
@@ -404,7 +417,7 @@ def _close(index, table: np.ndarray, span: int, before: int, now: int, every: np
     return int(close_and_step(table, 0, span, before, every, now, every.copy(), steps[0], steps[1], True))
 
 
-def _expand_segment(s: _Segment, table, depth, kernel, store: _Store, pool, buffers, starts, every,
+def _expand_segment(s: Segment, table, depth, kernel, store: SegmentStore, pool, buffers, starts, every,
                     index) -> None:
     """Expand layer ``depth`` of the segment in parallel chunks, merging the marks that
     stay and sending the others to their segments as each buffer comes back."""
@@ -414,7 +427,7 @@ def _expand_segment(s: _Segment, table, depth, kernel, store: _Store, pool, buff
                   lambda marks: _route(s, table, marks, new, store, starts, every), base=s.lo)
 
 
-def _route(s: _Segment, table, marks: np.ndarray, new: int, store: _Store, starts: np.ndarray, every) -> None:
+def _route(s: Segment, table, marks: np.ndarray, new: int, store: SegmentStore, starts: np.ndarray, every) -> None:
     """Merge the marks inside segment ``s`` (counting the new states); send the others
     to their segments, grouped by segment."""
     others = np.empty_like(marks)
@@ -503,7 +516,7 @@ def checkpoint_is_segmented(out: Path) -> bool:
         return False
 
 
-def _resume(manifest: dict, out: Path, store: _Store):
+def _resume(manifest: dict, out: Path, store: SegmentStore):
     """(next depth, counts, seconds so far) from a checkpoint's manifest, whose files and
     counts go to ``store``."""
     fix = "run it again without --resume"

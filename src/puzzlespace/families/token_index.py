@@ -415,6 +415,15 @@ class TokenIndex:
         self.max_degree = max(int(self.sptr[b + 1] - self.sptr[b]) for b in range(n))  # rank steps apart
         self.scheme = f"token-group-lex/{'half' if self.bipartite else 'full'}/v1"
 
+    def __getstate__(self) -> dict:
+        """Pickled (for another process) without the kernel tables, which are rebuilt there
+        on first use."""
+        return {k: v for k, v in self.__dict__.items() if k not in ("_kernel", "_kernel_lock")}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._kernel, self._kernel_lock = None, threading.Lock()
+
     def rank(self, state: State) -> int:
         return int(_rank_cells(np.asarray(state, dtype=np.int64), self.n, self.bipartite, self.fact))
 

@@ -1,0 +1,551 @@
+"""Exploration on a Dask cluster: the segments of :mod:`puzzlespace.explore.segments`, each
+held by one worker, with only the marks that cross segments sent between workers.
+
+Segment ``k`` (a contiguous range of ranks) lives in the process of the worker that owns
+it (``workers[k % len(workers)]``): in memory, or, when the run keeps checkpoints, in its
+files under ``out_dir``, a directory that every worker and the client see. Every task
+that touches a segment is pinned to its owner. A pass over layer ``d`` is, per segment:
+
+1. ``visit`` (on the owner): the pass of :func:`~puzzlespace.explore.segments.visit`;
+   marks inside the segment are merged in place, the others kept on the worker, packed
+   (:mod:`puzzlespace.explore.packing`) by target segment;
+2. ``take`` (on the sender's worker) hands one target's packed marks to Dask, and
+   ``receive`` (on the target's owner) gets them: Dask moves only these between workers.
+   They are the target's marks for the next pass, and with ``out_dir`` its
+   ``sent-<d>-<k>.bin`` file, so the checkpoint is the segments engine's and either
+   engine resumes the other's.
+
+The client submits a whole pass, waits for it, writes the manifest (the checkpoint) and
+reports the layer: states, bytes sent between workers, the slowest worker. While it
+waits it watches the workers: one that leaves (killed, over its memory limit, its
+machine gone) takes its segments with it, and the run stops with a PuzzleError within
+:data:`POLL` seconds of the scheduler noticing; ``resume`` continues from the last
+checkpoint on any number of workers.
+
+Worker memory: the segments it holds (2 bits per state, or one segment at a time with
+``out_dir``), mark buffers per thread and the packed marks in flight. That memory is not
+Dask's to spill: a local cluster is started with pausing and spilling off (see
+:func:`local_cluster`).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterator, Sequence
+
+import numpy as np
+
+from .._version import __version__
+from ..contracts import PuzzleRules as Puzzle
+from ..errors import PuzzleError
+from ..resources import human, peak_rss
+from .engine import ExploreResult, buffer_sizes, kernel_of
+from .packing import pack_marks, unpack_marks
+from .segments import SENT_BUFFER, Segment, SegmentStore, file_errors, first_tables, prepare, visit
+
+#: Seconds between checks that every worker holding segments is still there.
+POLL = 1.0
+#: What an error about the cluster tells the user to install.
+EXTRA = 'pip install "puzzlespace[cluster]"'
+
+
+def _distributed():
+    try:
+        import distributed
+    except ImportError:
+        raise PuzzleError(f"--workers and --scheduler need Dask's distributed scheduler: {EXTRA}") from None
+    return distributed
+
+
+@contextmanager
+def local_cluster(workers: int, threads: int = 1, memory_limit: int | None = None):
+    """A client of a new cluster of ``workers`` processes on this machine, ``threads``
+    threads and ``memory_limit`` bytes (default: this machine's memory shared out) each;
+    closed on exit. Workers neither pause nor spill: the segments they hold are not
+    Dask's data."""
+    distributed = _distributed()
+    import dask
+
+    memory = {"distributed.worker.memory.target": False, "distributed.worker.memory.spill": False,
+              "distributed.worker.memory.pause": False}
+    with dask.config.set(memory):
+        cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=threads, processes=True,
+                                           memory_limit=memory_limit or "auto", dashboard_address=None,
+                                           silence_logs=50)
+    try:
+        with distributed.Client(cluster) as client:
+            yield client
+    finally:
+        cluster.close()
+
+
+@contextmanager
+def remote_cluster(address: str):
+    """A client of the running Dask scheduler at ``address`` (``tcp://HOST:8786``)."""
+    distributed = _distributed()
+    try:
+        client = distributed.Client(address, timeout="10s")
+    except (OSError, TimeoutError) as exc:
+        raise PuzzleError(f"cannot reach the Dask scheduler at {address!r} ({exc}); is it running?") from None
+    with client:
+        yield client
+
+
+@dataclass
+class LayerReport:
+    """One pass over a layer on the cluster: the layer's ``states``, the packed marks
+    ``bytes_sent`` between segments (``bytes_between_workers`` of them between different
+    workers; every byte sent was received), the crossing marks the walk generated before
+    packing dropped repeats, and the worker whose tasks took longest (``slowest_seconds``)."""
+
+    depth: int
+    states: int
+    bytes_sent: int
+    bytes_between_workers: int
+    crossing_marks: int
+    slowest_worker: str
+    slowest_seconds: float
+    seconds: float
+
+
+def explore_distributed(
+    puzzle: Puzzle,
+    client,
+    *,
+    segments: int | None = None,
+    workers: Sequence[str] | None = None,
+    out_dir: str | Path | None = None,
+    resume: bool = False,
+    antipode_limit: int = 100,
+    keep_table: bool = False,
+    progress: Callable[[int, int, int, int], None] | None = None,
+    layer_done: Callable[[LayerReport], None] | None = None,
+    force: bool = False,
+) -> ExploreResult:
+    """Enumerate every position reachable from ``puzzle.goal`` on the Dask cluster of
+    ``client``, in ``segments`` segments (default: one per worker; a resumed checkpoint's)
+    held by ``workers`` (addresses; default: all the cluster's, in order). Same result,
+    checkpoints and tablebase as :func:`~puzzlespace.explore.segments.explore_segmented`;
+    ``progress(depth, segments done, segments, states so far)`` as segments finish and
+    ``layer_done(report)`` after each layer."""
+    t0 = time.perf_counter()
+    index = puzzle.state_index()
+    out = Path(out_dir) if out_dir is not None else None
+    owners = list(workers or sorted(client.scheduler_info()["workers"]))
+    if not owners:
+        raise PuzzleError("the Dask cluster has no workers; start some (see docs/scaling.md)")
+    store = SegmentStore(out, keep_table)
+    segs, identity, (depth, counts, before) = prepare(puzzle, index, segments or len(owners), out, resume, store, force)
+    run = _Run(client, uuid.uuid4().hex, [owners[s.k % len(owners)] for s in segs], out)
+    try:
+        with file_errors(out, lambda: depth):
+            run.open(puzzle, segs, keep_table, store if resume else None, depth)
+            if out is not None and not resume:
+                store.begin(0)
+                _commit(store, run, -1, dict(identity, depth=-1, depth_counts=[], seconds=0.0, version=__version__))
+            found, found_total = [], 0
+            while True:
+                store.begin(depth)
+                layer, found, found_total = run.layer(depth, antipode_limit, counts, progress, layer_done)
+                if layer == 0:  # the layer before was the last: its states, kept as it was closed, are the antipodes
+                    break
+                counts.append(layer)
+                if out is not None:
+                    _commit(store, run, depth, dict(identity, depth=depth, depth_counts=counts,
+                                                    seconds=before + time.perf_counter() - t0, version=__version__))
+                depth += 1
+            store.discard()
+            tablebase = None
+            if keep_table and out is None:
+                tablebase = np.concatenate(run.gather("tb", segs))
+            elif keep_table:
+                tablebase = lambda: (store.load("tb", s.k, s.hi - s.lo) for s in segs)  # noqa: E731
+    finally:
+        run.release()
+    return ExploreResult(
+        puzzle=puzzle.spec, goal=puzzle.goal, states=sum(counts), max_depth=depth - 1, depth_counts=counts,
+        antipode_count=int(found_total), antipodes=[index.unrank(int(r)) for r in found[:max(antipode_limit, 0)]],
+        seconds=before + time.perf_counter() - t0, peak_memory_bytes=max(peak_rss(), run.peak_memory),
+        scheme=index.scheme, rank_space=index.size, threads=run.threads,
+        table=tablebase,
+    )
+
+
+def _commit(store: SegmentStore, run: "_Run", depth: int, manifest: dict) -> None:
+    """Name the files and counts of pass ``depth``, as the workers reported them, in the
+    checkpoint's manifest."""
+    store.next_files, store.carried, store.sizes = dict(run.files), dict(run.carried), dict(run.sizes)
+    store.next_slot = {_segment_of(name): int(name[:-4].rsplit("-", 1)[1]) for name in run.files
+                       if name.startswith("seg-")}
+    store.commit(depth, manifest)
+
+
+@dataclass
+class _Run:
+    """The client's side of a run: which worker owns which segment, and what the last
+    pass reported."""
+
+    client: object
+    token: str
+    owners: list[str]
+    out: Path | None
+    files: dict[str, str] = field(default_factory=dict)
+    carried: dict[int, int] = field(default_factory=dict)
+    sizes: dict[int, int] = field(default_factory=dict)
+    threads: int = 0
+    peak_memory: int = 0
+    received: dict[int, object] = field(default_factory=dict)  # segment -> its receive task of the last pass
+    workers: set[str] = field(default_factory=set)
+
+    def submit(self, function, *args, worker: str, key: str):
+        return self.client.submit(function, *args, workers=[worker], allow_other_workers=False, pure=False,
+                                  key=f"{key}-{self.token}")
+
+    def open(self, puzzle: Puzzle, segs: list[Segment], keep_table: bool, resumed: SegmentStore | None,
+             depth: int) -> None:
+        """Make every segment on its owner, for pass ``depth`` next: its first tables, or a
+        resumed checkpoint's files."""
+        self.workers = set(self.owners)
+        starts = np.array([s.lo for s in segs[1:]], dtype=np.int64)
+        futures = []
+        for s in segs:
+            held = None
+            if resumed is not None:
+                mine = {name: crc for name, crc in resumed.files.items() if _segment_of(name) == s.k}
+                held = dict(files=mine, slot=resumed.slot.get(s.k), carried=resumed.carried.get(s.k, 0),
+                            sizes=resumed.sizes.get(s.k, 0))
+            futures.append(self.submit(_open, self.token, puzzle, s, starts, self.out, keep_table, held, depth,
+                                       worker=self.owners[s.k], key=f"open-{s.k}"))
+        threads = {}
+        for s, got in zip(segs, self._wait(futures, -1)):
+            self.files.update(got["files"])
+            self.carried[s.k] = got["carried"]
+            threads[self.owners[s.k]] = got["threads"]
+        self.threads = sum(threads.values())
+
+    def layer(self, depth: int, room: int, counts: list[int], progress, layer_done):
+        """Pass ``depth`` over every segment; (states of layer ``depth``, the first
+        ``room`` states of layer ``depth - 1`` by rank, how many it had)."""
+        t0 = time.perf_counter()
+        n = len(self.owners)
+        visits = [self.submit(_visit, self.token, k, depth, room, self.received.get(k), worker=self.owners[k],
+                              key=f"visit-{depth}-{k}") for k in range(n)]
+        takes = {(k, j): self.submit(_take, self.token, k, j, depth, visits[k], worker=self.owners[k],
+                                     key=f"take-{depth}-{k}-{j}")
+                 for k in range(n) for j in range(n) if j != k}
+        self.received = {j: self.submit(_receive, self.token, j, depth, visits[j],
+                                        *[takes[k, j] for k in range(n) if k != j],
+                                        worker=self.owners[j], key=f"receive-{depth}-{j}") for j in range(n)}
+        states = sum(counts)
+        done = [0]
+
+        def visited(summary):
+            done[0] += 1
+            if progress:
+                progress(depth, done[0], n, states + summary["layer"])
+
+        summaries = self._wait(visits, depth, each=visited)
+        arrived = self._wait(list(self.received.values()), depth)
+        files, sent, busy = {}, 0, {}
+        for k, got in enumerate(summaries):
+            files.update(got["files"])
+            self.carried[k], self.sizes[k] = got["carried"], got["layer"]
+            sent += sum(got["sent"].values())
+            busy[self.owners[k]] = busy.get(self.owners[k], 0.0) + got["seconds"]
+            self.peak_memory = max(self.peak_memory, got["peak_memory"])
+        for got in arrived:
+            files.update(got["files"])
+        if sent != sum(got["bytes"] for got in arrived):
+            raise RuntimeError(f"layer {depth}: {sent} bytes of marks sent but "
+                               f"{sum(got['bytes'] for got in arrived)} received")
+        self.files = files
+        layer = sum(got["layer"] for got in summaries)
+        if layer_done and layer:
+            slowest = max(busy, key=busy.get)
+            between = sum(size for k, got in enumerate(summaries) for j, size in got["sent"].items()
+                          if self.owners[k] != self.owners[j])
+            layer_done(LayerReport(depth, layer, sent, between, sum(got["crossing"] for got in summaries), slowest,
+                                   busy[slowest], time.perf_counter() - t0))
+        found = [r for got in summaries for r in got["kept"]][:max(room, 0)]
+        return layer, found, sum(got["total"] for got in summaries)
+
+    def gather(self, role: str, segs: list[Segment]) -> list[np.ndarray]:
+        """Every segment's table (``role`` seg) or tablebase part (tb), in rank order."""
+        return self._wait([self.submit(_table, self.token, s.k, role, worker=self.owners[s.k],
+                                       key=f"gather-{role}-{s.k}") for s in segs], -1)
+
+    def _wait(self, futures: list, depth: int, each: Callable | None = None) -> list:
+        """The results of ``futures``, in order; stop with a PuzzleError as soon as a
+        worker holding segments has left the cluster."""
+        distributed = _distributed()
+        pending = set(futures)
+        while pending:
+            try:
+                done, pending = distributed.wait(pending, timeout=POLL, return_when="FIRST_COMPLETED")
+            except (TimeoutError, distributed.TimeoutError):
+                done = set()
+            for future in done:
+                if future.status == "error":
+                    self._check_workers(depth)
+                    _raise_remote(future, depth, self.out)
+                if each:
+                    each(future.result())
+            if not done:
+                self._check_workers(depth)
+        return [f.result() for f in futures]
+
+    def _check_workers(self, depth: int) -> None:
+        lost = sorted(self.workers - set(self.client.scheduler_info()["workers"]))
+        if lost:
+            raise WorkerLost(_lost_message(lost, depth, self.out))
+
+    def release(self) -> None:
+        """Drop the run's segments from every worker still there."""
+        try:
+            self.client.run(_release, self.token, workers=sorted(self.workers & set(
+                self.client.scheduler_info()["workers"])), on_error="ignore")
+        except Exception:  # noqa: BLE001 - the cluster may be gone; nothing is left to free then
+            pass
+
+
+class WorkerLost(PuzzleError):
+    """A worker holding segments left the cluster during a run."""
+
+
+def _lost_message(lost: list[str], depth: int, out: Path | None) -> str:
+    """What is left after losing workers ``lost`` (none named: the cause says which)
+    during pass ``depth`` (-1: while starting)."""
+    then = ("nothing was saved (with --out DIR a run keeps a checkpoint of every layer)" if out is None else
+            f"the checkpoint of layer {depth - 1} in {str(out)!r} is intact: continue with --resume" if depth > 0
+            else "run it again")
+    if not lost:
+        return then
+    when = f"during layer {depth}" if depth >= 0 else "while starting"
+    return (f"worker {', '.join(lost)} left the cluster {when} (killed, over its memory limit or its machine "
+            f"gone) and took its segments with it; {then}")
+
+
+def _segment_of(name: str) -> int:
+    """The segment a checkpoint file belongs to: ``seg-<k>-<s>``, ``tb-<k>-<s>`` or
+    ``sent-<d>-<k>``."""
+    parts = name.removesuffix(".bin").split("-")
+    return int(parts[2] if parts[0] == "sent" else parts[1])
+
+
+def _raise_remote(future, depth: int, out: Path | None) -> None:
+    """Raise a task's error on the client: a PuzzleError as it is, a worker killed while
+    running it as :class:`WorkerLost`."""
+    exc = future.exception()
+    if isinstance(exc, _distributed().KilledWorker):
+        raise WorkerLost(f"a worker died running {future.key!r}; {_lost_message([], depth, out)}") from None
+    raise exc
+
+
+# ---- on the workers -------------------------------------------------------------------
+
+@dataclass
+class _Held:
+    """A run's state in one worker process: the index, its kernel, mark buffers for the
+    worker's threads and the segments the worker owns."""
+
+    index: object
+    kernel: tuple
+    threads: int
+    buffers: list
+    starts: np.ndarray
+    keep_table: bool
+    segments: dict[int, tuple[Segment, "HeldStore"]] = field(default_factory=dict)
+
+
+#: Runs' state in this worker process, by run token.
+_HELD: dict[str, _Held] = {}
+
+
+class HeldStore(SegmentStore):
+    """One segment's store on its owner: tables as :class:`SegmentStore` keeps them;
+    marks for other segments kept here, packed, until taken; marks from them given by
+    :meth:`arrive`. The files a pass proposes become the segment's checkpoint when the
+    next pass begins (the client names them in the manifest in between)."""
+
+    def __init__(self, k: int, out_dir: Path | None, keep_table: bool):
+        super().__init__(out_dir, keep_table)
+        self.k = k
+        self.raw: dict[int, list[np.ndarray]] = {}
+        self.raw_count = 0
+        self.outbox: dict[int, list[np.ndarray]] = {}
+        self.arrived: list[np.ndarray] = []
+        self.crossing = 0
+        self.proposed: tuple[dict, dict] | None = None
+        self.visited = -1  # the last pass that visited the segment
+        self.received_in = -1  # the last pass whose marks for the segment arrived
+        self.taken: dict[int, int] = {}  # target segment -> the last pass whose marks for it were taken
+
+    def check(self, depth: int, ok: bool) -> None:
+        """Refuse a task of pass ``depth`` that is not ``ok`` to run: Dask runs a task
+        again to recompute what a lost worker held, and a segment's tasks must run once
+        each, in order, or leave it as it is."""
+        if not ok:
+            raise PuzzleError(f"a task of layer {depth} ran twice (Dask recomputed it after losing a worker); "
+                              "the run cannot go on: continue from the last checkpoint with --resume")
+
+    def begin(self, depth: int) -> None:
+        if self.proposed is not None:
+            self.files, slots = self.proposed
+            self.slot.update(slots)
+            self.proposed = None
+        super().begin(depth)
+        self.inbox = {self.k: self.arrived} if self.arrived else {}
+        self.arrived, self.outbox, self.crossing = [], {}, 0
+
+    def drop_unfinished(self, depth: int) -> None:
+        """The client drops an interrupted pass's marks (the files are shared)."""
+
+    def propose(self, arrived: dict[str, str] | None = None) -> dict[str, str]:
+        files = dict(self.next_files if self.proposed is None else self.proposed[0], **(arrived or {}))
+        self.proposed = (files, dict(self.next_slot if self.proposed is None else self.proposed[1]))
+        return files
+
+    def received(self, k: int, depth: int) -> Iterator[np.ndarray]:
+        for block in self.inbox.pop(k, []):
+            yield unpack_marks(block)
+        yield from super().received(k, depth)
+
+    def send(self, k: int, marks: np.ndarray) -> None:
+        self.raw.setdefault(k, []).append(marks)
+        self.raw_count += len(marks)
+        self.crossing += len(marks)
+
+    def flush(self, everything: bool = False) -> None:
+        """Pack the marks sent so far (all of them, or when there are many)."""
+        if everything or self.raw_count > SENT_BUFFER:
+            for k, parts in self.raw.items():
+                self.outbox.setdefault(k, []).append(pack_marks(np.concatenate(parts)))
+            self.raw, self.raw_count = {}, 0
+
+    def arrive(self, depth: int, blocks: list[np.ndarray]) -> dict[str, str]:
+        """Take the marks sent to this segment in pass ``depth``: kept for the next pass,
+        in memory or (with files) in ``sent-<depth>-<k>.bin``; returns that file's name
+        and checksum."""
+        if self.dir is None or not blocks:
+            self.arrived = blocks
+            return {}
+        import zlib
+
+        name, check = f"sent-{depth}-{self.k}.bin", 0
+        with open(self.dir / name, "wb") as f:
+            for block in blocks:
+                part = unpack_marks(block)
+                check = zlib.crc32(part.data, check)
+                part.tofile(f)
+            f.flush()
+            os.fsync(f.fileno())
+        self.arrived = []
+        return {name: f"crc32:{check:08x}"}
+
+
+def _held(token: str, k: int | None = None):
+    held = _HELD.get(token)
+    if held is None or (k is not None and k not in held.segments):
+        raise PuzzleError("a worker no longer holds its segments (it was restarted, perhaps over its memory "
+                          "limit); the run cannot go on: continue from the last checkpoint with --resume")
+    return held if k is None else held.segments[k]
+
+
+def _this_worker():
+    return _distributed().get_worker()
+
+
+def _open(token: str, puzzle: Puzzle, s: Segment, starts: np.ndarray, out: Path | None, keep_table: bool,
+          resumed: dict | None, depth: int) -> dict:
+    """Hold segment ``s`` in this worker, for pass ``depth`` next: new first tables, or a
+    resumed checkpoint's files."""
+    worker = _this_worker()
+    held = _HELD.get(token)
+    if held is None:
+        index = puzzle.state_index()
+        threads = worker.state.nthreads
+        marks, ranks = buffer_sizes(index)
+        buffers = [(np.empty(marks, dtype=np.int64), np.empty(ranks, dtype=np.int64)) for _ in range(2 * threads)]
+        held = _HELD[token] = _Held(index, kernel_of(index), threads, buffers, starts, keep_table)
+    if s.k in held.segments:
+        raise PuzzleError(f"segment {s.k} was opened twice (Dask ran its task again after losing a worker); "
+                          "run it again")
+    store = HeldStore(s.k, out, keep_table)
+    store.visited = store.received_in = depth - 1
+    held.segments[s.k] = (s, store)
+    if resumed is None:
+        store.begin(0)
+        first_tables(s, held.index.rank(puzzle.goal), store, keep_table)
+        files = store.propose()
+    else:
+        store.files, store.unchecked = dict(resumed["files"]), set(resumed["files"])
+        if resumed["slot"] is not None:
+            store.slot[s.k] = resumed["slot"]
+        store.carried[s.k], store.sizes[s.k] = resumed["carried"], resumed["sizes"]
+        files = {}
+    if out is not None:
+        os.sync()
+    return {"files": files, "carried": store.carried.get(s.k, 0), "threads": held.threads}
+
+
+def _visit(token: str, k: int, depth: int, room: int, _received=None) -> dict:
+    """Pass ``depth`` over segment ``k`` (after its receive task of the pass before)."""
+    t0 = time.perf_counter()
+    held = _held(token)
+    s, store = _held(token, k)
+    store.check(depth, store.visited == store.received_in == depth - 1)
+    store.visited = depth
+    store.begin(depth)
+    with ThreadPoolExecutor(max_workers=held.threads) as pool:
+        layer, kept, total = visit(s, depth, held.index, held.kernel, store, held.keep_table, pool, held.buffers,
+                                   held.starts, room)
+    store.flush(everything=True)
+    files = store.propose()
+    if store.dir is not None:
+        os.sync()
+    return {"layer": layer, "kept": kept, "total": total, "carried": store.carried.get(k, 0), "files": files,
+            "sent": {j: sum(b.nbytes for b in blocks) for j, blocks in store.outbox.items()},
+            "crossing": store.crossing, "seconds": time.perf_counter() - t0, "peak_memory": peak_rss()}
+
+
+def _take(token: str, k: int, j: int, depth: int, _visited=None) -> list[np.ndarray]:
+    """The packed marks segment ``k`` sent to segment ``j`` in pass ``depth``."""
+    store = _held(token, k)[1]
+    store.check(depth, store.visited == depth and store.taken.get(j) != depth)
+    store.taken[j] = depth
+    return store.outbox.pop(j, [])
+
+
+def _receive(token: str, j: int, depth: int, _visited, *parts: list[np.ndarray]) -> dict:
+    """Give segment ``j`` the marks sent to it in pass ``depth`` (after its own visit of
+    that pass)."""
+    store = _held(token, j)[1]
+    store.check(depth, store.visited == depth and store.received_in == depth - 1)
+    store.received_in = depth
+    blocks = [b for part in parts for b in part]
+    files = store.arrive(depth, blocks)
+    store.propose(files)
+    return {"bytes": sum(b.nbytes for b in blocks), "files": files}
+
+
+def _table(token: str, k: int, role: str) -> np.ndarray:
+    s, store = _held(token, k)
+    return store.load(role, k, s.hi - s.lo)
+
+
+def _release(token: str) -> None:
+    _HELD.pop(token, None)
+
+
+def describe_workers(client) -> str:
+    """The cluster in a line: workers, threads, memory."""
+    workers = client.scheduler_info()["workers"].values()
+    threads = sum(w["nthreads"] for w in workers)
+    memory = sum(w.get("memory_limit") or 0 for w in workers)
+    return f"{len(workers)} workers, {threads} threads, {human(memory)} of memory"

@@ -1,0 +1,277 @@
+"""Exploration on a Dask cluster (worker processes on this machine) against the in-memory
+engine: the same counts, antipodes and tablebase bytes whatever the number of segments,
+of workers and which worker owns which segment, in memory and with checkpoints; a
+killed worker stops the run with a message and ``--resume`` finishes it."""
+
+import json
+import os
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+import puzzlespace as ps
+from puzzlespace.cli import app
+from puzzlespace.errors import PuzzleError
+from puzzlespace.explore.cluster import WorkerLost, explore_distributed, local_cluster
+from puzzlespace.explore.packing import pack_marks, unpack_marks
+from puzzlespace.explore.segments import explore_segmented
+
+from test_segments import EXAMPLES, assert_same, reference
+
+pytest.importorskip("distributed")
+
+PUZZLES = ["2x2", "3x2", "4x2", "5x2", "3x3", "jump:9", "flip:5x5", f"graph:{EXAMPLES / 'petersen.toml'}"]
+#: (segments, workers) pairs: every number of workers from 1 to 4, more segments than workers.
+SPLITS = [(1, 1), (2, 2), (3, 3), (7, 4)]
+
+
+@pytest.fixture(scope="module")
+def client():
+    with local_cluster(4, threads=1) as c:
+        yield c
+
+
+def workers(client, count: int) -> list[str]:
+    return sorted(client.scheduler_info()["workers"])[:count]
+
+
+@pytest.mark.parametrize("name", PUZZLES, ids=lambda n: n.rsplit("/", 1)[-1])
+def test_cluster_matches_the_engine(client, name):
+    ref = reference(name)
+    for segments, count in SPLITS:
+        result = explore_distributed(ps.load_puzzle(name), client, segments=segments, workers=workers(client, count),
+                                     keep_table=True, antipode_limit=20)
+        assert_same(result, ref)
+
+
+def test_4x3_on_two_workers(client):
+    p = ps.load_puzzle("4x3")
+    ref = reference("4x3")
+    assert_same(explore_distributed(p, client, workers=workers(client, 2), keep_table=True, antipode_limit=20), ref)
+
+
+def test_which_worker_owns_which_segment_changes_nothing(client):
+    ref = reference("3x3")
+    names = workers(client, 4)
+    for owners in (names[::-1], names[1:] + names[:1], [names[2], names[0]]):
+        result = explore_distributed(ps.load_puzzle("3x3"), client, segments=5, workers=owners, keep_table=True,
+                                     antipode_limit=20)
+        assert_same(result, ref)
+
+
+def crossing_moves(name: str, segments: int) -> list[int]:
+    """Per layer, the moves from its states to states of other segments, by brute force
+    over the positions (what the walk must send: it cannot filter what it cannot see)."""
+    from puzzlespace.explore.engine import chunk_spans
+
+    p = ps.load_puzzle(name)
+    index = p.state_index()
+    starts = [lo for lo, _ in chunk_spans(index.size, index.group * 64, segments)][1:]
+    seen, layer, counts = {p.goal}, [p.goal], []
+    while layer:
+        following, crossing = [], 0
+        for state in layer:
+            home = np.searchsorted(starts, index.rank(state), side="right")
+            for _, nxt in p.successors(state):
+                crossing += int(np.searchsorted(starts, index.rank(nxt), side="right") != home)
+                if nxt not in seen:
+                    seen.add(nxt)
+                    following.append(nxt)
+        counts.append(crossing)
+        layer = following
+    return counts
+
+
+def test_marks_sent_are_the_moves_that_cross_and_all_arrive(client):
+    reports = []
+    explore_distributed(ps.load_puzzle("3x3"), client, segments=3, workers=workers(client, 3),
+                        layer_done=reports.append)
+    assert [r.crossing_marks for r in reports] == crossing_moves("3x3", 3)[:len(reports)]
+    assert all(r.bytes_between_workers <= r.bytes_sent for r in reports)
+    assert sum(r.bytes_between_workers for r in reports) > 0
+    assert sum(r.states for r in reports) == 181440
+    # the engine checks bytes sent against bytes received each layer; one worker sends nothing
+    alone = []
+    explore_distributed(ps.load_puzzle("3x3"), client, segments=3, workers=workers(client, 1), layer_done=alone.append)
+    assert all(r.bytes_between_workers == 0 for r in alone) and sum(r.bytes_sent for r in alone) > 0
+
+
+def test_packing_round_trips_random_marks():
+    rng = np.random.default_rng(5)
+    for size in (0, 1, 7, 1000, 50000):
+        marks = rng.integers(0, 1 << rng.integers(1, 62), size=size, dtype=np.int64)
+        assert np.array_equal(unpack_marks(pack_marks(marks.copy())), np.unique(marks))
+    dense = np.arange(0, 1 << 20, 3, dtype=np.int64)
+    assert len(pack_marks(dense.copy())) == len(dense)  # one byte a mark where ranks lie close
+
+
+@pytest.mark.parametrize("name", ["3x3", "flip:5x5", "jump:9"])
+def test_cluster_checkpoints_are_the_segments_engines(client, tmp_path, name):
+    """Files under --out: the same tablebase; the checkpoint resumes with either engine."""
+    ref = reference(name)
+    result = explore_distributed(ps.load_puzzle(name), client, segments=3, workers=workers(client, 2),
+                                 out_dir=tmp_path, keep_table=True, antipode_limit=20)
+    assert_same(result, ref)
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    assert manifest["depth_counts"] == ref.depth_counts and manifest["format"] == "puzzlespace-segments/1"
+    assert sorted(p.name for p in tmp_path.glob("*.bin")) == sorted(manifest["files"])
+    assert_same(explore_segmented(ps.load_puzzle(name), segments=0, out_dir=tmp_path, resume=True, keep_table=True,
+                                  antipode_limit=20), ref)
+    assert_same(explore_distributed(ps.load_puzzle(name), client, workers=workers(client, 3), out_dir=tmp_path,
+                                    resume=True, keep_table=True, antipode_limit=20), ref)
+
+
+def test_a_segments_checkpoint_resumes_on_the_cluster(client, tmp_path):
+    """Stopped after layer 12 by the one-process engine, finished on three workers."""
+    ref = reference("3x3")
+
+    def stop(depth, done, total, states):
+        if depth == 13:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        explore_segmented(ps.load_puzzle("3x3"), segments=4, out_dir=tmp_path, progress=stop, keep_table=True)
+    assert json.loads((tmp_path / "manifest.json").read_text())["depth"] == 12
+    assert_same(explore_distributed(ps.load_puzzle("3x3"), client, workers=workers(client, 3), out_dir=tmp_path,
+                                    resume=True, keep_table=True, antipode_limit=20), ref)
+
+
+def test_a_damaged_segment_file_is_refused_on_resume(client, tmp_path):
+    def stop(depth, done, total, states):
+        if depth == 10:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        explore_segmented(ps.load_puzzle("3x3"), segments=2, out_dir=tmp_path, progress=stop)
+    seg = sorted(tmp_path.glob("seg-1-*.bin"))[0]
+    data = bytearray(seg.read_bytes())
+    data[100] ^= 0x10
+    seg.write_bytes(bytes(data))
+    with pytest.raises(PuzzleError, match="corrupt"):
+        explore_distributed(ps.load_puzzle("3x3"), client, workers=workers(client, 2), out_dir=tmp_path, resume=True)
+
+
+def test_a_killed_worker_stops_the_run_and_resume_finishes_it(tmp_path):
+    """SIGKILL of a worker mid-run: a WorkerLost within 60 s, then --resume on a new
+    cluster gives the engine's results."""
+    ref = reference("4x3")
+    p = ps.load_puzzle("4x3")
+    with local_cluster(2, threads=1) as client:
+        pids = client.run(os.getpid)
+        victim = sorted(pids)[1]
+        killed = []
+
+        def kill(report):
+            if report.depth == 25 and not killed:
+                killed.append(time.monotonic())
+                os.kill(pids[victim], signal.SIGKILL)
+
+        with pytest.raises(WorkerLost, match="left the cluster during layer 2[67].*--resume") as caught:
+            explore_distributed(p, client, out_dir=tmp_path, keep_table=True, layer_done=kill)
+        assert time.monotonic() - killed[0] < 60
+        assert victim in str(caught.value)
+    assert json.loads((tmp_path / "manifest.json").read_text())["depth"] in (25, 26)
+    with local_cluster(3, threads=1) as client:
+        assert_same(explore_distributed(p, client, out_dir=tmp_path, resume=True, keep_table=True,
+                                        antipode_limit=20), ref)
+
+
+def test_without_a_checkpoint_a_lost_worker_says_nothing_was_saved():
+    with local_cluster(2, threads=1) as client:
+        pids = client.run(os.getpid)
+        victim = sorted(pids)[0]
+
+        def kill(report):
+            if report.depth == 5:
+                os.kill(pids[victim], signal.SIGKILL)
+
+        with pytest.raises(WorkerLost, match="nothing was saved"):
+            explore_distributed(ps.load_puzzle("3x3"), client, layer_done=kill)
+
+
+# ---- the command line -----------------------------------------------------------------
+
+def run_cli(args):
+    return CliRunner().invoke(app, args)
+
+
+def comparable(out: str) -> dict:
+    got = json.loads(out)
+    for key in ("seconds", "peak_memory_bytes", "threads"):
+        got.pop(key, None)
+    return got
+
+
+def test_cli_workers_give_the_same_json(tmp_path):
+    plain = run_cli(["explore", "4x2", "--json"])
+    on_cluster = run_cli(["explore", "4x2", "--json", "--workers", "2", "--threads", "1", "--out", str(tmp_path),
+                          "--save", str(tmp_path / "t.pstb")])
+    assert on_cluster.exit_code == 0, on_cluster.output
+    assert comparable(on_cluster.stdout) == comparable(plain.stdout)
+    again = run_cli(["explore", "4x2", "--save", str(tmp_path / "u.pstb")])
+    assert again.exit_code == 0
+    assert (tmp_path / "t.pstb").read_bytes() == (tmp_path / "u.pstb").read_bytes()
+
+
+def test_cli_scheduler_and_layer_lines(client):
+    address = client.scheduler.address
+    result = run_cli(["explore", "3x2", "--scheduler", address, "--segments", "3", "--progress", "--json"])
+    assert result.exit_code == 0, result.output
+    assert comparable(result.stdout) == comparable(run_cli(["explore", "3x2", "--json"]).stdout)
+    assert "Dask cluster: 4 workers" in result.stderr
+    assert "layer 10: 23 states in" in result.stderr and "between workers, slowest tcp://" in result.stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--workers", "2", "--scheduler", "tcp://127.0.0.1:1"], "not both"),
+    (["--scheduler", "tcp://127.0.0.1:1"], "cannot reach the Dask scheduler at 'tcp://127.0.0.1:1'"),
+])
+def test_cli_cluster_errors(args, message):
+    result = run_cli(["explore", "3x2", *args])
+    assert result.exit_code == 2
+    assert message in result.stderr and "Traceback" not in result.output
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_cli_names_the_extra_without_dask(monkeypatch):
+    monkeypatch.setitem(sys.modules, "distributed", None)
+    result = run_cli(["explore", "3x2", "--workers", "2"])
+    assert result.exit_code == 2
+    assert result.stderr.strip() == ("error: --workers and --scheduler need Dask's distributed scheduler: "
+                                     'pip install "puzzlespace[cluster]"')
+
+
+def test_cli_refuses_to_resume_an_in_memory_checkpoint_on_a_cluster(tmp_path):
+    assert run_cli(["explore", "3x2", "--out", str(tmp_path)]).exit_code == 0
+    result = run_cli(["explore", "3x2", "--out", str(tmp_path), "--resume", "--workers", "2"])
+    assert result.exit_code == 2 and "made without segments" in result.stderr
+
+
+def test_the_run_is_not_left_on_the_workers(client):
+    explore_distributed(ps.load_puzzle("3x2"), client, segments=2)
+    assert all(not held for held in client.run(lambda: len(
+        __import__("puzzlespace.explore.cluster", fromlist=["_HELD"])._HELD)).values())
+
+
+def test_a_worker_killed_between_polls_does_not_hang(tmp_path):
+    """The client notices a worker gone even while no task of the pass can finish."""
+    with local_cluster(2, threads=1) as client:
+        pids = client.run(os.getpid)
+        started = threading.Event()
+
+        def kill(report):
+            if report.depth == 20 and not started.is_set():
+                started.set()
+                for pid in pids.values():
+                    os.kill(pid, signal.SIGKILL)
+
+        t0 = time.monotonic()
+        with pytest.raises(WorkerLost):
+            explore_distributed(ps.load_puzzle("4x3"), client, out_dir=tmp_path, layer_done=kill)
+        assert time.monotonic() - t0 < 90
