@@ -10,8 +10,11 @@ whole process and of the engine (the ``seconds`` of ``explore --json``; for patt
 builds the whole process), and the ratio this / base of the best times.
 
 Cases (default: all): ``4x3``, ``6x2``, ``flip:5x5`` (``explore PUZZLE --threads 2
---json``) and ``pdb-6-6-3`` (``pdb build 4x4 --heuristic pdb:6-6-3 --rebuild`` into a
-fresh cache folder). Standard library only.
+--json``), ``4x3-segments`` and ``6x2-segments`` (the same with ``--segments 8 --out``,
+in files under the version's cache folder), ``4x3-workers`` (on a local Dask cluster of
+two workers of one thread each; its engine time leaves out the cluster's start) and
+``pdb-6-6-3`` (``pdb build 4x4 --heuristic pdb:6-6-3 --rebuild`` into a fresh cache
+folder). Standard library only.
 """
 
 from __future__ import annotations
@@ -35,6 +38,9 @@ CASES = {
     "6x2": ["explore", "6x2", "--threads", "2", "--json"],
     "flip:5x5": ["explore", "flip:5x5", "--threads", "2", "--json"],
     "pdb-6-6-3": ["pdb", "build", "4x4", "--heuristic", "pdb:6-6-3", "--rebuild", "--threads", "2"],
+    "4x3-segments": ["explore", "4x3", "--threads", "2", "--json", "--segments", "8", "--out", "{cache}/ck-4x3"],
+    "6x2-segments": ["explore", "6x2", "--threads", "2", "--json", "--segments", "8", "--out", "{cache}/ck-6x2"],
+    "4x3-workers": ["explore", "4x3", "--workers", "2", "--threads", "1", "--json"],
 }
 
 
@@ -42,6 +48,7 @@ def run(src: Path, args: list[str], cache: Path) -> tuple[float, float]:
     """Wall seconds of the whole command and of its engine (``seconds`` in its JSON, else the wall)."""
     env = dict(os.environ, PYTHONPATH=str(src), PUZZLESPACE_CACHE=str(cache))
     t0 = time.perf_counter()
+    args = [a.replace("{cache}", str(cache)) for a in args]
     done = subprocess.run([sys.executable, "-m", "puzzlespace", *args], env=env, capture_output=True, text=True)
     wall = time.perf_counter() - t0
     if done.returncode != 0:

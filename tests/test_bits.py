@@ -28,9 +28,9 @@ def test_table_primitives_match_plain_python(size, seed, value):
     assert list(few) == inside[:len(few)]
     assert [tb2.nth_in_layer(table, size, value, k) for k in range(len(want) + 1)] == want + [-1]
     first = np.empty(int(rng.integers(0, len(inside) + 2)), dtype=np.int64)
-    got = tb2.first_in_layer(table, lo, hi, value, first)
-    assert list(first[:got]) == inside[:len(first)]
     every = np.ones_like(tb2.new_blocks(size))
+    got = tb2.first_in_layer(table, lo, hi, value, every, first)
+    assert list(first[:got]) == inside[:len(first)]
 
     marks = rng.integers(0, size, 50)
     merged = table.copy()
@@ -46,3 +46,18 @@ def test_table_primitives_match_plain_python(size, seed, value):
     assert [tb2.get2(tablebase, i) for i in range(size)] == [0 if e == value else 3 for e in entries]
     tb2.close_layer(table, 0, size, value, every)
     assert [tb2.get2(table, i) for i in range(size)] == [tb2.CLOSED if e == value else e for e in entries]
+
+
+def test_first_in_layer_skips_blocks_without_the_layer():
+    from puzzlespace import bits as tb2
+
+    size = 3 << tb2.BLOCK_BITS
+    table = tb2.new_table(size)
+    states = [5, (1 << tb2.BLOCK_BITS) + 7, (2 << tb2.BLOCK_BITS) + 9]
+    for i in states:
+        tb2.set2(table, i, 1)
+    blocks = np.ones_like(tb2.new_blocks(size))
+    out = np.empty(3, dtype=np.int64)
+    assert list(out[:tb2.first_in_layer(table, 0, size, 1, blocks, out)]) == states
+    blocks[1] = 0  # the flags say block 1 holds none: it is not read
+    assert list(out[:tb2.first_in_layer(table, 0, size, 1, blocks, out)]) == [states[0], states[2]]

@@ -340,16 +340,19 @@ def collect_layer(table, lo, hi, value, out):
 
 
 @nb.njit(cache=True, nogil=True)
-def first_in_layer(table, lo, hi, value, out):
+def first_in_layer(table, lo, hi, value, blocks, out):
     """Write the first ``len(out)`` (at most) states of ``[lo, hi)`` whose entry is
-    ``value`` into ``out``, in increasing order, and stop; return how many."""
+    ``value`` into ``out``, in increasing order, and stop; return how many. ``blocks``
+    cover those states."""
     words = table.view(np.uint64)
     pat = pattern(value)
     written = 0
-    for w in range(lo >> 5, (hi + 31) >> 5):
-        if written == out.shape[0]:
+    end = (hi + 31) >> 5
+    w = (lo >> 5) - 1
+    while written < out.shape[0]:
+        w, m = next_word(words, w, end, pat, blocks)
+        if m == 0:
             break
-        m = match_word(words[w], pat)
         while m != 0 and written < out.shape[0]:
             i = (w << 5) + (lowest_bit(m) >> 1)
             m &= m - _ONE

@@ -76,7 +76,7 @@ def local_cluster(workers: int, threads: int = 1, memory_limit: int | None = Non
               "distributed.worker.memory.pause": False}
     with dask.config.set(memory):
         cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=threads, processes=True,
-                                           memory_limit=memory_limit or "auto", dashboard_address=None,
+                                           memory_limit=memory_limit or "auto", dashboard_address=":0",
                                            silence_logs=50)
     try:
         with distributed.Client(cluster) as client:
@@ -149,7 +149,6 @@ def explore_distributed(
             if out is not None and not resume:
                 store.begin(0)
                 _commit(store, run, -1, dict(identity, depth=-1, depth_counts=[], seconds=0.0, version=__version__))
-            found, found_total = [], 0
             while True:
                 store.begin(depth)
                 layer, found, found_total = run.layer(depth, antipode_limit, counts, progress, layer_done)

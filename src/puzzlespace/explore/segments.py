@@ -46,8 +46,8 @@ import numba as nb
 import numpy as np
 
 from .._version import __version__
-from ..bits import (close_and_step, close_layer, copy_layer, first_in_layer, layer_value, merge_marks, new_table, set2,
-                    table_bytes)
+from ..bits import (close_and_step, close_layer, copy_layer, first_in_layer, layer_value, merge_marks, new_blocks,
+                    new_table, set2, table_bytes)
 from ..contracts import PuzzleRules as Puzzle
 from ..errors import PuzzleError
 from ..resources import current_rss, free_disk, human, peak_rss
@@ -124,6 +124,10 @@ class SegmentStore:
         self.carried: dict[int, int] = {}  # states of the next layer merged into segment k in this pass
         self.slot: dict[int, int] = {}  # which of segment k's two files the last complete pass names
         self.sizes: dict[int, int] = {}  # states of this pass's layer in segment k
+        # Segment k's block flags (one byte per 65,536 states, kept in memory): the blocks
+        # that may hold its states of the last pass's layer and of the next layer. A
+        # segment without them (a fresh or resumed run) is scanned whole.
+        self.flags: dict[int, tuple[np.ndarray, np.ndarray]] = {}
 
     def load(self, role: str, k: int, size: int) -> np.ndarray:
         """Segment ``k``'s table (``role`` seg) or tablebase part (tb), as last kept."""
@@ -382,49 +386,53 @@ def visit(s: Segment, depth: int, index, kernel, store: SegmentStore, keep_table
         return 0, [], 0
     table = store.load("seg", s.k, span)
     tablebase = store.load("tb", s.k, span) if keep_table else None
-    every = np.ones(((span - 1) >> 16) + 2, dtype=np.uint8)
+    last, frontier = store.flags.pop(s.k, None) or (new_blocks(span) + 1, new_blocks(span) + 1)
     now, before = layer_value(depth), layer_value(depth - 1)
     layer = store.carried_in.get(s.k, 0)
     for marks in store.received(s.k, depth):
         if len(marks) and (marks.min() < s.lo or marks.max() >= s.hi):  # a damaged file: never merged
             raise PuzzleError(f"marks sent to segment {s.k} fall outside it: its file is corrupt; run it again "
                               "without --resume")
-        layer += int(merge_marks(table, marks - s.lo, len(marks), now, every))
+        layer += int(merge_marks(table, marks - s.lo, len(marks), now, frontier))
     kept, total = [], store.sizes_before.get(s.k, 0)
     if depth > 0:
         if room > 0 and total:
             found = np.empty(min(room, total), dtype=np.int64)
-            kept = [s.lo + int(r) for r in found[:first_in_layer(table, 0, span, before, found)]]
-        layer += _close(index, table, span, before, now, every)
+            kept = [s.lo + int(r) for r in found[:first_in_layer(table, 0, span, before, last, found)]]
+        layer += _close(index, table, span, before, now, last, frontier)
     store.sizes[s.k] = layer
     if tablebase is not None:
         copy_layer(table, 0, span, now, tablebase, depth % 3)
+    following = new_blocks(span)
     if layer:
-        _expand_segment(s, table, depth, kernel, store, pool, buffers, starts, every, index)
+        _expand_segment(s, table, depth, kernel, store, pool, buffers, starts, frontier, following, index)
+    store.flags[s.k] = (frontier, following)
     store.keep("seg", s.k, table)
     if tablebase is not None:
         store.keep("tb", s.k, tablebase)
     return layer, kept, total
 
 
-def _close(index, table: np.ndarray, span: int, before: int, now: int, every: np.ndarray) -> int:
-    """Apply the rank steps from the states of value ``before`` and close them; return
-    the states the steps added."""
+def _close(index, table: np.ndarray, span: int, before: int, now: int, last: np.ndarray,
+           frontier: np.ndarray) -> int:
+    """Apply the rank steps from the states of value ``before`` (in the blocks flagged in
+    ``last``) and close them; return the states the steps added (flagged in ``frontier``)."""
     steps = index.rank_steps
     if steps is None:
-        close_layer(table, 0, span, before, every)
+        close_layer(table, 0, span, before, last)
         return 0
-    return int(close_and_step(table, 0, span, before, every, now, every.copy(), steps[0], steps[1], True))
+    return int(close_and_step(table, 0, span, before, last, now, frontier, steps[0], steps[1], True))
 
 
-def _expand_segment(s: Segment, table, depth, kernel, store: SegmentStore, pool, buffers, starts, every,
-                    index) -> None:
-    """Expand layer ``depth`` of the segment in parallel chunks, merging the marks that
-    stay and sending the others to their segments as each buffer comes back."""
+def _expand_segment(s: Segment, table, depth, kernel, store: SegmentStore, pool, buffers, starts, frontier,
+                    following, index) -> None:
+    """Expand layer ``depth`` of the segment (in the blocks flagged in ``frontier``) in
+    parallel chunks, merging the marks that stay (flagged in ``following``) and sending
+    the others to their segments as each buffer comes back."""
     new = layer_value(depth + 1)
     chunks = [(s.lo + a, s.lo + b) for a, b in chunk_spans(s.hi - s.lo, index.group * 64, 4 * len(buffers))]
-    expand_chunks(pool, kernel, table, chunks, layer_value(depth), every, buffers,
-                  lambda marks: _route(s, table, marks, new, store, starts, every), base=s.lo)
+    expand_chunks(pool, kernel, table, chunks, layer_value(depth), frontier, buffers,
+                  lambda marks: _route(s, table, marks, new, store, starts, following), base=s.lo)
 
 
 def _route(s: Segment, table, marks: np.ndarray, new: int, store: SegmentStore, starts: np.ndarray, every) -> None:
