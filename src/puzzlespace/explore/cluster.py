@@ -232,6 +232,25 @@ class _Run:
         """Pass ``depth`` over every segment; (states of layer ``depth``, the first
         ``room`` states of layer ``depth - 1`` by rank, how many it had)."""
         t0 = time.perf_counter()
+        visits = self._submit_pass(depth, room)
+        states, done = sum(counts), [0]
+
+        def visited(summary):
+            done[0] += 1
+            if progress:
+                progress(depth, done[0], len(visits), states + summary["layer"])
+
+        summaries = self._wait(visits, depth, each=visited)
+        arrived = self._wait(list(self.received.values()), depth)
+        report = self._tally(depth, summaries, arrived, time.perf_counter() - t0)
+        if layer_done and report.states:
+            layer_done(report)
+        found = [r for got in summaries for r in got["kept"]][:max(room, 0)]
+        return report.states, found, sum(got["total"] for got in summaries)
+
+    def _submit_pass(self, depth: int, room: int) -> list:
+        """Submit pass ``depth``'s tasks: a visit of every segment, the takes of its marks
+        for every other segment and every segment's receive; returns the visits."""
         n = len(self.owners)
         visits = [self.submit(_visit, self.token, k, depth, room, self.received.get(k), worker=self.owners[k],
                               key=f"visit-{depth}-{k}") for k in range(n)]
@@ -241,38 +260,28 @@ class _Run:
         self.received = {j: self.submit(_receive, self.token, j, depth, visits[j],
                                         *[takes[k, j] for k in range(n) if k != j],
                                         worker=self.owners[j], key=f"receive-{depth}-{j}") for j in range(n)}
-        states = sum(counts)
-        done = [0]
+        return visits
 
-        def visited(summary):
-            done[0] += 1
-            if progress:
-                progress(depth, done[0], n, states + summary["layer"])
-
-        summaries = self._wait(visits, depth, each=visited)
-        arrived = self._wait(list(self.received.values()), depth)
-        files, sent, busy = {}, 0, {}
+    def _tally(self, depth: int, summaries: list[dict], arrived: list[dict], seconds: float) -> LayerReport:
+        """Keep what pass ``depth`` reported (files, counts) and sum it up; every byte
+        sent must have been received."""
+        self.files, sent, busy = {}, 0, {}
         for k, got in enumerate(summaries):
-            files.update(got["files"])
+            self.files.update(got["files"])
             self.carried[k], self.sizes[k] = got["carried"], got["layer"]
             sent += sum(got["sent"].values())
             busy[self.owners[k]] = busy.get(self.owners[k], 0.0) + got["seconds"]
             self.peak_memory = max(self.peak_memory, got["peak_memory"])
         for got in arrived:
-            files.update(got["files"])
-        if sent != sum(got["bytes"] for got in arrived):
-            raise RuntimeError(f"layer {depth}: {sent} bytes of marks sent but "
-                               f"{sum(got['bytes'] for got in arrived)} received")
-        self.files = files
-        layer = sum(got["layer"] for got in summaries)
-        if layer_done and layer:
-            slowest = max(busy, key=busy.get)
-            between = sum(size for k, got in enumerate(summaries) for j, size in got["sent"].items()
-                          if self.owners[k] != self.owners[j])
-            layer_done(LayerReport(depth, layer, sent, between, sum(got["crossing"] for got in summaries), slowest,
-                                   busy[slowest], time.perf_counter() - t0))
-        found = [r for got in summaries for r in got["kept"]][:max(room, 0)]
-        return layer, found, sum(got["total"] for got in summaries)
+            self.files.update(got["files"])
+        received = sum(got["bytes"] for got in arrived)
+        if sent != received:
+            raise RuntimeError(f"layer {depth}: {sent} bytes of marks sent but {received} received")
+        between = sum(size for k, got in enumerate(summaries) for j, size in got["sent"].items()
+                      if self.owners[k] != self.owners[j])
+        slowest = max(busy, key=busy.get)
+        return LayerReport(depth, sum(got["layer"] for got in summaries), sent, between,
+                           sum(got["crossing"] for got in summaries), slowest, busy[slowest], seconds)
 
     def gather(self, role: str, segs: list[Segment]) -> list[np.ndarray]:
         """Every segment's table (``role`` seg) or tablebase part (tb), in rank order."""
