@@ -3,12 +3,17 @@
 Usage: python bench/new_results.py [--threads N]   (a few minutes on 2 cores)
 Each row is produced by the command shown beside it; the 7x2 section is added by hand
 from its own run (see docs/results.md).
+
+``python bench/new_results.py --from-json RUN.json ...`` prints the rows of runs too long
+for this script, from the ``explore --json`` output of each and the GNU ``time -v``
+report beside it (``RUN.time.txt``: the command and its wall time).
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime
+import json
 import os
 import platform
 import sys
@@ -39,7 +44,12 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--out", default="docs/results-generated.md")
+    ap.add_argument("--from-json", nargs="+", metavar="RUN.json", help="rows from saved runs instead")
     args = ap.parse_args()
+    if args.from_json:
+        for path in args.from_json:
+            print("\n".join(saved_rows(Path(path))))
+        return
     lines = [
         f"Machine: `nproc` = {os.cpu_count()}, CPU `{cpu_model()}`, Python {platform.python_version()}; "
         f"date {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC; {args.threads} threads.",
@@ -59,6 +69,19 @@ def main() -> None:
         lines.append(f"| ↳ depth counts | {counts} | | | | |")
         print(lines[-2], flush=True)
     Path(args.out).write_text("\n".join(lines) + "\n")
+
+
+def saved_rows(path: Path) -> list[str]:
+    """A result row and its depth counts from a saved ``explore --json`` run."""
+    r = json.loads(path.read_text())
+    p = ps.load_puzzle(r["puzzle"])
+    report = path.with_name(path.stem + ".time.txt").read_text()
+    command = report.split('Command being timed: "', 1)[1].split('"', 1)[0]
+    wall = report.split("Elapsed (wall clock) time (h:mm:ss or m:ss): ", 1)[1].split()[0]
+    shown = "; ".join(f"`{p.format_position(tuple(s))}`" for s in r["antipodes"][:3])
+    return [f"| `{command}` | {r['states']:,} | {r['max_depth']} | {r['antipode_count']:,} | {shown} | "
+            f"{r['seconds']:.0f} s ({wall} wall) |",
+            f"| ↳ depth counts | {', '.join(map(str, r['depth_counts']))} | | | | |"]
 
 
 if __name__ == "__main__":

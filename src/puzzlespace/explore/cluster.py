@@ -44,6 +44,7 @@ import numpy as np
 from .._version import __version__
 from ..contracts import PuzzleRules as Puzzle
 from ..errors import PuzzleError
+from ..bits import table_bytes
 from ..resources import human, peak_rss
 from .engine import ExploreResult, buffer_sizes, kernel_of
 from .packing import pack_marks, unpack_marks
@@ -83,6 +84,25 @@ def local_cluster(workers: int, threads: int = 1, memory_limit: int | None = Non
             yield client
     finally:
         cluster.close()
+
+
+#: Memory a worker needs besides its segments: the process (Python, NumPy, numba, Dask)
+#: and the marks in flight of the largest layers (7x2 on 4 workers: 0.77 GB at its peak).
+WORKER_OVERHEAD = 800_000_000
+
+
+def check_worker_memory(index, workers: int, segments: int | None, tables: int, memory_limit: int) -> None:
+    """Refuse a run whose workers would hold more than Dask lets them (it stops a worker at
+    95% of its limit): each holds its share of the segments' ``tables`` 2-bit tables in
+    memory, plus :data:`WORKER_OVERHEAD` (an estimate: the marks in flight grow with the
+    largest layer)."""
+    count = segments or workers
+    held = -(-count // workers) * table_bytes(index.size) * tables // count
+    room = int(0.95 * memory_limit) - WORKER_OVERHEAD
+    if held > room:
+        raise PuzzleError(f"each worker would hold {human(held)} of segments but has room for {human(max(room, 0))} "
+                          f"within {human(memory_limit)}; use more workers, raise --max-memory, or give --out DIR "
+                          "(the segments in files, one in memory at a time)")
 
 
 @contextmanager
