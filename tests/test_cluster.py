@@ -56,6 +56,17 @@ def test_4x3_on_two_workers(client):
     assert_same(explore_distributed(p, client, workers=workers(client, 2), keep_table=True, antipode_limit=20), ref)
 
 
+def test_workers_of_several_threads_holding_several_segments(tmp_path):
+    """Two threads a worker run two of its segments' tasks at once: the visits must take
+    turns (they share the worker's mark buffers)."""
+    ref = reference("3x3")
+    with local_cluster(2, threads=2) as client:
+        assert_same(explore_distributed(ps.load_puzzle("3x3"), client, segments=6, keep_table=True,
+                                        antipode_limit=20), ref)
+        assert_same(explore_distributed(ps.load_puzzle("3x3"), client, segments=5, out_dir=tmp_path,
+                                        keep_table=True, antipode_limit=20), ref)
+
+
 def test_which_worker_owns_which_segment_changes_nothing(client):
     ref = reference("3x3")
     names = workers(client, 4)

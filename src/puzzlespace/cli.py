@@ -519,8 +519,9 @@ def _explore_on_cluster(p: Puzzle, workers: Optional[int], scheduler: Optional[s
 
     def layer_done(r: "cluster.LayerReport") -> None:
         if log_layers:
-            err.print(f"layer {r.depth}: {r.states:,} state{'s' if r.states != 1 else ''} in {r.seconds:.2f} s, {human(r.bytes_between_workers)} "
-                      f"between workers, slowest {r.slowest_worker} ({r.slowest_seconds:.2f} s)", markup=False)
+            states = f"{r.states:,} state{'s' if r.states != 1 else ''}"
+            err.print(f"layer {r.depth}: {states} in {r.seconds:.2f} s, {human(r.bytes_between_workers)} between "
+                      f"workers, slowest {r.slowest_worker} ({r.slowest_seconds:.2f} s)", markup=False)
 
     with connect as client:
         if log_layers:

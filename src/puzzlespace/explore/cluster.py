@@ -31,8 +31,10 @@ Dask's to spill: a local cluster is started with pausing and spilling off (see
 from __future__ import annotations
 
 import os
+import threading
 import time
 import uuid
+import zlib
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -48,7 +50,8 @@ from ..bits import table_bytes
 from ..resources import human, peak_rss
 from .engine import ExploreResult, buffer_sizes, kernel_of
 from .packing import pack_marks, unpack_marks
-from .segments import SENT_BUFFER, Segment, SegmentStore, file_errors, first_tables, prepare, visit
+from .segments import (SENT_BUFFER, Segment, SegmentStore, file_errors, file_parts, first_tables, prepare,
+                       result_of, visit)
 
 #: Seconds between checks that every worker holding segments is still there.
 POLL = 1.0
@@ -157,7 +160,7 @@ def explore_distributed(
     t0 = time.perf_counter()
     index = puzzle.state_index()
     out = Path(out_dir) if out_dir is not None else None
-    owners = list(workers or sorted(client.scheduler_info()["workers"]))
+    owners = list(workers or sorted(client.nthreads()))
     if not owners:
         raise PuzzleError("the Dask cluster has no workers; start some (see docs/scaling.md)")
     store = SegmentStore(out, keep_table)
@@ -187,21 +190,15 @@ def explore_distributed(
                 tablebase = lambda: (store.load("tb", s.k, s.hi - s.lo) for s in segs)  # noqa: E731
     finally:
         run.release()
-    return ExploreResult(
-        puzzle=puzzle.spec, goal=puzzle.goal, states=sum(counts), max_depth=depth - 1, depth_counts=counts,
-        antipode_count=int(found_total), antipodes=[index.unrank(int(r)) for r in found[:max(antipode_limit, 0)]],
-        seconds=before + time.perf_counter() - t0, peak_memory_bytes=max(peak_rss(), run.peak_memory),
-        scheme=index.scheme, rank_space=index.size, threads=run.threads,
-        table=tablebase,
-    )
+    return result_of(puzzle, index, counts, found, found_total, antipode_limit, before + time.perf_counter() - t0,
+                     max(peak_rss(), run.peak_memory), run.threads, tablebase)
 
 
 def _commit(store: SegmentStore, run: "_Run", depth: int, manifest: dict) -> None:
     """Name the files and counts of pass ``depth``, as the workers reported them, in the
     checkpoint's manifest."""
     store.next_files, store.carried, store.sizes = dict(run.files), dict(run.carried), dict(run.sizes)
-    store.next_slot = {_segment_of(name): int(name[:-4].rsplit("-", 1)[1]) for name in run.files
-                       if name.startswith("seg-")}
+    store.next_slot = {k: slot for role, k, slot in map(file_parts, run.files) if role == "seg"}
     store.commit(depth, manifest)
 
 
@@ -221,10 +218,14 @@ class _Run:
     peak_memory: int = 0
     received: dict[int, object] = field(default_factory=dict)  # segment -> its receive task of the last pass
     workers: set[str] = field(default_factory=set)
+    in_flight: list = field(default_factory=list)  # the tasks of the pass under way
 
     def submit(self, function, *args, worker: str, key: str):
-        return self.client.submit(function, *args, workers=[worker], allow_other_workers=False, pure=False,
-                                  key=f"{key}-{self.token}")
+        """Run ``function(*args)`` on ``worker`` and nowhere else (the segments are there)."""
+        future = self.client.submit(function, *args, workers=[worker], allow_other_workers=False, pure=False,
+                                    key=f"{key}-{self.token}")
+        self.in_flight.append(future)
+        return future
 
     def open(self, puzzle: Puzzle, segs: list[Segment], keep_table: bool, resumed: SegmentStore | None,
              depth: int) -> None:
@@ -236,7 +237,7 @@ class _Run:
         for s in segs:
             held = None
             if resumed is not None:
-                mine = {name: crc for name, crc in resumed.files.items() if _segment_of(name) == s.k}
+                mine = {name: crc for name, crc in resumed.files.items() if file_parts(name)[1] == s.k}
                 held = dict(files=mine, slot=resumed.slot.get(s.k), carried=resumed.carried.get(s.k, 0),
                             sizes=resumed.sizes.get(s.k, 0))
             futures.append(self.submit(_open, self.token, puzzle, s, starts, self.out, keep_table, held, depth,
@@ -252,13 +253,15 @@ class _Run:
         """Pass ``depth`` over every segment; (states of layer ``depth``, the first
         ``room`` states of layer ``depth - 1`` by rank, how many it had)."""
         t0 = time.perf_counter()
+        self.in_flight = []
         visits = self._submit_pass(depth, room)
-        states, done = sum(counts), [0]
+        done, states = [0], [sum(counts)]
 
         def visited(summary):
             done[0] += 1
+            states[0] += summary["layer"]
             if progress:
-                progress(depth, done[0], len(visits), states + summary["layer"])
+                progress(depth, done[0], len(visits), states[0])
 
         summaries = self._wait(visits, depth, each=visited)
         arrived = self._wait(list(self.received.values()), depth)
@@ -319,7 +322,7 @@ class _Run:
             except (TimeoutError, distributed.TimeoutError):
                 done = set()
             for future in done:
-                if future.status == "error":
+                if future.status != "finished":
                     self._check_workers(depth)
                     _raise_remote(future, depth, self.out)
                 if each:
@@ -329,15 +332,17 @@ class _Run:
         return [f.result() for f in futures]
 
     def _check_workers(self, depth: int) -> None:
-        lost = sorted(self.workers - set(self.client.scheduler_info()["workers"]))
+        lost = sorted(self.workers - set(self.client.nthreads()))
         if lost:
             raise WorkerLost(_lost_message(lost, depth, self.out))
 
     def release(self) -> None:
-        """Drop the run's segments from every worker still there."""
+        """Cancel the tasks still to run (after an error or Ctrl-C, none may touch a
+        segment again) and drop the run's segments from every worker still there."""
         try:
-            self.client.run(_release, self.token, workers=sorted(self.workers & set(
-                self.client.scheduler_info()["workers"])), on_error="ignore")
+            self.client.cancel(self.in_flight)
+            self.client.run(_release, self.token, workers=sorted(self.workers & set(self.client.nthreads())),
+                            on_error="ignore")
         except Exception:  # noqa: BLE001 - the cluster may be gone; nothing is left to free then
             pass
 
@@ -359,16 +364,12 @@ def _lost_message(lost: list[str], depth: int, out: Path | None) -> str:
             f"gone) and took its segments with it; {then}")
 
 
-def _segment_of(name: str) -> int:
-    """The segment a checkpoint file belongs to: ``seg-<k>-<s>``, ``tb-<k>-<s>`` or
-    ``sent-<d>-<k>``."""
-    parts = name.removesuffix(".bin").split("-")
-    return int(parts[2] if parts[0] == "sent" else parts[1])
-
 
 def _raise_remote(future, depth: int, out: Path | None) -> None:
-    """Raise a task's error on the client: a PuzzleError as it is, a worker killed while
-    running it as :class:`WorkerLost`."""
+    """Raise a failed task's error on the client: a PuzzleError as it is; a task
+    cancelled, lost or whose worker was killed while running it as :class:`WorkerLost`."""
+    if future.status != "error":  # cancelled or lost: its worker is gone
+        raise WorkerLost(f"task {future.key!r} was {future.status}; {_lost_message([], depth, out)}")
     exc = future.exception()
     if isinstance(exc, _distributed().KilledWorker):
         raise WorkerLost(f"a worker died running {future.key!r}; {_lost_message([], depth, out)}") from None
@@ -389,10 +390,14 @@ class _Held:
     starts: np.ndarray
     keep_table: bool
     segments: dict[int, tuple[Segment, "HeldStore"]] = field(default_factory=dict)
+    # One visit at a time: it uses all the worker's threads and the mark buffers.
+    visiting: threading.Lock = field(default_factory=threading.Lock)
 
 
-#: Runs' state in this worker process, by run token.
+#: Runs' state in this worker process, by run token (made under the lock: a worker with
+#: several threads may open several segments at once).
 _HELD: dict[str, _Held] = {}
+_OPENING = threading.Lock()
 
 
 class HeldStore(SegmentStore):
@@ -413,14 +418,6 @@ class HeldStore(SegmentStore):
         self.visited = -1  # the last pass that visited the segment
         self.received_in = -1  # the last pass whose marks for the segment arrived
         self.taken: dict[int, int] = {}  # target segment -> the last pass whose marks for it were taken
-
-    def check(self, depth: int, ok: bool) -> None:
-        """Refuse a task of pass ``depth`` that is not ``ok`` to run: Dask runs a task
-        again to recompute what a lost worker held, and a segment's tasks must run once
-        each, in order, or leave it as it is."""
-        if not ok:
-            raise PuzzleError(f"a task of layer {depth} ran twice (Dask recomputed it after losing a worker); "
-                              "the run cannot go on: continue from the last checkpoint with --resume")
 
     def begin(self, depth: int) -> None:
         if self.proposed is not None:
@@ -463,8 +460,6 @@ class HeldStore(SegmentStore):
         if self.dir is None or not blocks:
             self.arrived = blocks
             return {}
-        import zlib
-
         name, check = f"sent-{depth}-{self.k}.bin", 0
         with open(self.dir / name, "wb") as f:
             for block in blocks:
@@ -477,7 +472,17 @@ class HeldStore(SegmentStore):
         return {name: f"crc32:{check:08x}"}
 
 
+def _ran_twice(depth: int) -> PuzzleError:
+    """The error of a task that must not run: Dask runs a task again to recompute what a
+    lost worker held, and a segment's tasks must each run once, in order, or leave it as
+    it is."""
+    return PuzzleError(f"a task of layer {depth} ran twice (Dask recomputed it after losing a worker); the run "
+                       "cannot go on: continue from the last checkpoint with --resume")
+
+
 def _held(token: str, k: int | None = None):
+    """The run's state in this worker, or segment ``k``'s (segment, store); a PuzzleError
+    when the worker does not hold it (a new process in a lost one's place)."""
     held = _HELD.get(token)
     if held is None or (k is not None and k not in held.segments):
         raise PuzzleError("a worker no longer holds its segments (it was restarted, perhaps over its memory "
@@ -493,32 +498,33 @@ def _open(token: str, puzzle: Puzzle, s: Segment, starts: np.ndarray, out: Path 
           resumed: dict | None, depth: int) -> dict:
     """Hold segment ``s`` in this worker, for pass ``depth`` next: new first tables, or a
     resumed checkpoint's files."""
-    worker = _this_worker()
-    held = _HELD.get(token)
-    if held is None:
-        index = puzzle.state_index()
-        threads = worker.state.nthreads
-        marks, ranks = buffer_sizes(index)
-        buffers = [(np.empty(marks, dtype=np.int64), np.empty(ranks, dtype=np.int64)) for _ in range(2 * threads)]
-        held = _HELD[token] = _Held(index, kernel_of(index), threads, buffers, starts, keep_table)
-    if s.k in held.segments:
-        raise PuzzleError(f"segment {s.k} was opened twice (Dask ran its task again after losing a worker); "
-                          "run it again")
-    store = HeldStore(s.k, out, keep_table)
-    store.visited = store.received_in = depth - 1
-    held.segments[s.k] = (s, store)
-    if resumed is None:
-        store.begin(0)
-        first_tables(s, held.index.rank(puzzle.goal), store, keep_table)
-        files = store.propose()
-    else:
-        store.files, store.unchecked = dict(resumed["files"]), set(resumed["files"])
-        if resumed["slot"] is not None:
-            store.slot[s.k] = resumed["slot"]
-        store.carried[s.k], store.sizes[s.k] = resumed["carried"], resumed["sizes"]
-        files = {}
-    if out is not None:
-        os.sync()
+    threads = _this_worker().state.nthreads
+    with _OPENING:
+        held = _HELD.get(token)
+        if held is None:
+            index = puzzle.state_index()
+            marks, ranks = buffer_sizes(index)
+            buffers = [(np.empty(marks, dtype=np.int64), np.empty(ranks, dtype=np.int64)) for _ in range(2 * threads)]
+            held = _HELD[token] = _Held(index, kernel_of(index), threads, buffers, starts, keep_table)
+        if s.k in held.segments:
+            raise PuzzleError(f"segment {s.k} was opened twice (Dask ran its task again after losing a worker); "
+                              "run it again")
+        store = HeldStore(s.k, out, keep_table)
+        store.visited = store.received_in = depth - 1
+        held.segments[s.k] = (s, store)
+    with held.visiting:
+        if resumed is None:
+            store.begin(0)
+            first_tables(s, held.index.rank(puzzle.goal), store, keep_table)
+            files = store.propose()
+        else:
+            store.files, store.unchecked = dict(resumed["files"]), set(resumed["files"])
+            if resumed["slot"] is not None:
+                store.slot[s.k] = resumed["slot"]
+            store.carried[s.k], store.sizes[s.k] = resumed["carried"], resumed["sizes"]
+            files = {}
+        if out is not None:
+            os.sync()
     return {"files": files, "carried": store.carried.get(s.k, 0), "threads": held.threads}
 
 
@@ -527,25 +533,27 @@ def _visit(token: str, k: int, depth: int, room: int, _received=None) -> dict:
     t0 = time.perf_counter()
     held = _held(token)
     s, store = _held(token, k)
-    store.check(depth, store.visited == store.received_in == depth - 1)
+    if not store.visited == store.received_in == depth - 1:
+        raise _ran_twice(depth)
     store.visited = depth
-    store.begin(depth)
-    with ThreadPoolExecutor(max_workers=held.threads) as pool:
+    with held.visiting, ThreadPoolExecutor(max_workers=held.threads) as pool:
+        store.begin(depth)
         layer, kept, total = visit(s, depth, held.index, held.kernel, store, held.keep_table, pool, held.buffers,
                                    held.starts, room)
-    store.flush(everything=True)
-    files = store.propose()
-    if store.dir is not None:
-        os.sync()
+        store.flush(everything=True)
+        files = store.propose()
+        if store.dir is not None:
+            os.sync()
     return {"layer": layer, "kept": kept, "total": total, "carried": store.carried.get(k, 0), "files": files,
             "sent": {j: sum(b.nbytes for b in blocks) for j, blocks in store.outbox.items()},
             "crossing": store.crossing, "seconds": time.perf_counter() - t0, "peak_memory": peak_rss()}
 
 
 def _take(token: str, k: int, j: int, depth: int, _visited=None) -> list[np.ndarray]:
-    """The packed marks segment ``k`` sent to segment ``j`` in pass ``depth``."""
+    """The packed marks segment ``k`` sent to segment ``j`` in pass ``depth`` (once)."""
     store = _held(token, k)[1]
-    store.check(depth, store.visited == depth and store.taken.get(j) != depth)
+    if store.visited != depth or store.taken.get(j) == depth:
+        raise _ran_twice(depth)
     store.taken[j] = depth
     return store.outbox.pop(j, [])
 
@@ -554,7 +562,8 @@ def _receive(token: str, j: int, depth: int, _visited, *parts: list[np.ndarray])
     """Give segment ``j`` the marks sent to it in pass ``depth`` (after its own visit of
     that pass)."""
     store = _held(token, j)[1]
-    store.check(depth, store.visited == depth and store.received_in == depth - 1)
+    if store.visited != depth or store.received_in != depth - 1:
+        raise _ran_twice(depth)
     store.received_in = depth
     blocks = [b for part in parts for b in part]
     files = store.arrive(depth, blocks)
@@ -563,6 +572,7 @@ def _receive(token: str, j: int, depth: int, _visited, *parts: list[np.ndarray])
 
 
 def _table(token: str, k: int, role: str) -> np.ndarray:
+    """Segment ``k``'s table (``role`` seg) or tablebase part (tb)."""
     s, store = _held(token, k)
     return store.load(role, k, s.hi - s.lo)
 

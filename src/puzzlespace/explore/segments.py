@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 import zlib
 from contextlib import contextmanager
@@ -109,7 +110,7 @@ class Segment:
 
 class SegmentStore:
     """Where segment tables, the marks sent between segments and per-segment counts live
-    between visits. Files named by a resumed checkpoint are checked against its SHA-256
+    between visits. Files named by a resumed checkpoint are checked against its CRC-32
     as they are read; files this run wrote are trusted to the system until the next
     resume."""
 
@@ -119,7 +120,7 @@ class SegmentStore:
         self.sent: dict[int, list[np.ndarray]] = {}  # marks for segment k, for the next pass
         self.sent_bytes = 0
         self.sent_crc: dict[int, int] = {}
-        self.files: dict[str, str] = {}  # file name -> SHA-256: the last complete pass
+        self.files: dict[str, str] = {}  # file name -> CRC-32: the last complete pass
         self.unchecked: set[str] = set()  # files of a resumed checkpoint, not read yet
         self.carried: dict[int, int] = {}  # states of the next layer merged into segment k in this pass
         self.slot: dict[int, int] = {}  # which of segment k's two files the last complete pass names
@@ -323,16 +324,21 @@ def explore_segmented(
                                      seconds=before + time.perf_counter() - t0, version=__version__))
             depth += 1
     store.discard()
-    tablebase = None
-    if keep_table and out is None:
-        tablebase = np.concatenate([store.load("tb", s.k, s.hi - s.lo) for s in segs])
-    elif keep_table:
-        tablebase = lambda: (store.load("tb", s.k, s.hi - s.lo) for s in segs)  # noqa: E731
+    parts = lambda: (store.load("tb", s.k, s.hi - s.lo) for s in segs)  # noqa: E731
+    tablebase = None if not keep_table else parts if out is not None else np.concatenate(list(parts()))
+    return result_of(puzzle, index, counts, found, found_total, antipode_limit, before + time.perf_counter() - t0,
+                     peak_rss(), threads, tablebase)
+
+
+def result_of(puzzle: Puzzle, index, counts: list[int], found: list[int], found_total: int, antipode_limit: int,
+              seconds: float, peak_memory: int, threads: int, tablebase) -> ExploreResult:
+    """The result of a run by segments whose last layer was ``len(counts) - 1``, with the
+    ranks ``found`` of its first antipodes."""
     return ExploreResult(
-        puzzle=puzzle.spec, goal=puzzle.goal, states=sum(counts), max_depth=depth - 1, depth_counts=counts,
+        puzzle=puzzle.spec, goal=puzzle.goal, states=sum(counts), max_depth=len(counts) - 1, depth_counts=counts,
         antipode_count=int(found_total), antipodes=[index.unrank(int(r)) for r in found[:max(antipode_limit, 0)]],
-        seconds=before + time.perf_counter() - t0, peak_memory_bytes=peak_rss(), scheme=index.scheme,
-        rank_space=index.size, threads=threads, table=tablebase,
+        seconds=seconds, peak_memory_bytes=peak_memory, scheme=index.scheme, rank_space=index.size, threads=threads,
+        table=tablebase,
     )
 
 
@@ -516,6 +522,18 @@ def _bounds(manifest: dict, out: Path, size: int, align: int) -> list[tuple[int,
     return [tuple(b) for b in bounds]
 
 
+#: The files of a checkpoint by segments: a segment's table or tablebase part in one of its
+#: two slots, or the marks sent to a segment in a pass.
+FILE_NAME = re.compile(r"(seg|tb)-\d+-[01]\.bin|sent-\d+-\d+\.bin")
+
+
+def file_parts(name: str) -> tuple[str, int, int]:
+    """(role, segment, slot or pass) of a checkpoint file named as :data:`FILE_NAME` says:
+    ``seg-<k>-<slot>``, ``tb-<k>-<slot>`` or ``sent-<pass>-<k>``."""
+    role, a, b = name.removesuffix(".bin").split("-")
+    return (role, int(b), int(a)) if role == "sent" else (role, int(a), int(b))
+
+
 def checkpoint_is_segmented(out: Path) -> bool:
     """Whether ``out`` holds the checkpoint of an exploration by segments."""
     try:
@@ -532,11 +550,13 @@ def _resume(manifest: dict, out: Path, store: SegmentStore):
     if not isinstance(files, dict) or not all(isinstance(k, str) and "/" not in k and isinstance(v, str)
                                              for k, v in files.items()):
         raise PuzzleError(f"checkpoint in {str(out)!r} names no files; {fix}")
+    if not all(FILE_NAME.fullmatch(name) for name in files):
+        raise PuzzleError(f"checkpoint in {str(out)!r} names files it cannot have made; {fix}")
     store.files, store.unchecked = dict(files), set(files)
     for name in files:
-        role, k, rest = (name[:-4].split("-") + ["", ""])[:3]
-        if role == "seg" and k.isdigit() and rest in ("0", "1"):
-            store.slot[int(k)] = int(rest)
+        role, k, slot = file_parts(name)
+        if role == "seg":
+            store.slot[k] = slot
     for name, counts in (("carried", store.carried), ("sizes", store.sizes)):
         got = manifest.get(name)
         if not isinstance(got, dict) or not all(k.isdigit() and type(v) is int and v > 0 for k, v in got.items()):
