@@ -62,8 +62,9 @@ def save_layer(directory: Path, manifest: dict, arrays: dict[str, np.ndarray]) -
     directory.mkdir(parents=True, exist_ok=True)
     names = {role: f"{role}-{manifest['depth']}.bin" for role in arrays}
     need = sum(data.nbytes for data in arrays.values()) + MAX_HEADER
-    if need > free_disk(directory):
-        raise OSError(errno.ENOSPC, f"needs {human(need)}, {human(free_disk(directory))} free")
+    free = free_disk(directory)
+    if need > free:
+        raise OSError(errno.ENOSPC, f"needs {human(need)}, {human(free)} free")
     try:
         _write_layer(directory, manifest, arrays, names)
     except BaseException:
@@ -89,13 +90,19 @@ def write_manifest(directory: Path, fields: dict) -> None:
     write_atomic(directory / MANIFEST, lambda f: f.write(blob))
 
 
-def _named_files(directory: Path) -> set[str]:
-    """The data files the manifest on disk names (none if it cannot be read)."""
+def peek_manifest(directory: Path) -> dict:
+    """The manifest in ``directory`` as it is, unchecked, for a first look (which run it
+    is of): empty if there is none or it cannot be read."""
     try:
         manifest = json.loads((directory / MANIFEST).read_text(encoding="utf-8"))
-        return {v for k, v in manifest.items() if isinstance(v, str) and v.endswith(".bin")}
-    except (OSError, ValueError, RecursionError, AttributeError):
-        return set()
+    except (OSError, ValueError, RecursionError):
+        return {}
+    return manifest if isinstance(manifest, dict) else {}
+
+
+def _named_files(directory: Path) -> set[str]:
+    """The data files the manifest on disk names (none if it cannot be read)."""
+    return {v for v in peek_manifest(directory).values() if isinstance(v, str) and v.endswith(".bin")}
 
 
 def _checksum(fields: dict) -> str:

@@ -48,10 +48,10 @@ from ..contracts import PuzzleRules as Puzzle
 from ..errors import PuzzleError
 from ..bits import table_bytes
 from ..resources import human, peak_rss
-from .engine import ExploreResult, buffer_sizes, kernel_of
+from .engine import ExploreResult, kernel_of, new_buffers
 from .packing import pack_marks, unpack_marks
-from .segments import (SENT_BUFFER, Segment, SegmentStore, file_errors, file_parts, first_tables, prepare,
-                       result_of, visit)
+from .segments import (SENT_BUFFER, Segment, SegmentStore, crc_text, file_errors, file_parts, first_tables,
+                       prepare, result_of, visit)
 
 #: Seconds between checks that every worker holding segments is still there.
 POLL = 1.0
@@ -389,6 +389,7 @@ class _Held:
     buffers: list
     starts: np.ndarray
     keep_table: bool
+    pool: ThreadPoolExecutor
     segments: dict[int, tuple[Segment, "HeldStore"]] = field(default_factory=dict)
     # One visit at a time: it uses all the worker's threads and the mark buffers.
     visiting: threading.Lock = field(default_factory=threading.Lock)
@@ -469,7 +470,7 @@ class HeldStore(SegmentStore):
             f.flush()
             os.fsync(f.fileno())
         self.arrived = []
-        return {name: f"crc32:{check:08x}"}
+        return {name: crc_text(check)}
 
 
 def _ran_twice(depth: int) -> PuzzleError:
@@ -503,9 +504,8 @@ def _open(token: str, puzzle: Puzzle, s: Segment, starts: np.ndarray, out: Path 
         held = _HELD.get(token)
         if held is None:
             index = puzzle.state_index()
-            marks, ranks = buffer_sizes(index)
-            buffers = [(np.empty(marks, dtype=np.int64), np.empty(ranks, dtype=np.int64)) for _ in range(2 * threads)]
-            held = _HELD[token] = _Held(index, kernel_of(index), threads, buffers, starts, keep_table)
+            held = _HELD[token] = _Held(index, kernel_of(index), threads, new_buffers(index, threads), starts,
+                                        keep_table, ThreadPoolExecutor(max_workers=threads))
         if s.k in held.segments:
             raise PuzzleError(f"segment {s.k} was opened twice (Dask ran its task again after losing a worker); "
                               "run it again")
@@ -536,10 +536,10 @@ def _visit(token: str, k: int, depth: int, room: int, _received=None) -> dict:
     if not store.visited == store.received_in == depth - 1:
         raise _ran_twice(depth)
     store.visited = depth
-    with held.visiting, ThreadPoolExecutor(max_workers=held.threads) as pool:
+    with held.visiting:
         store.begin(depth)
-        layer, kept, total = visit(s, depth, held.index, held.kernel, store, held.keep_table, pool, held.buffers,
-                                   held.starts, room)
+        layer, kept, total = visit(s, depth, held.index, held.kernel, store, held.keep_table, held.pool,
+                                   held.buffers, held.starts, room)
         store.flush(everything=True)
         files = store.propose()
         if store.dir is not None:
@@ -578,7 +578,10 @@ def _table(token: str, k: int, role: str) -> np.ndarray:
 
 
 def _release(token: str) -> None:
-    _HELD.pop(token, None)
+    """Drop a run's state from this worker."""
+    held = _HELD.pop(token, None)
+    if held is not None:
+        held.pool.shutdown(wait=False)
 
 
 def describe_workers(client) -> str:

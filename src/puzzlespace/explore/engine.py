@@ -142,6 +142,13 @@ def buffer_sizes(space: FrontierSpace) -> tuple[int, int]:
     return max(MARK_BUFFER, 32 * degree) + 1, max(min(MARK_BUFFER // degree, RANK_BATCH), 32) + _UNROLLED - 1
 
 
+def new_buffers(space: FrontierSpace, threads: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(marks, ranks) buffers for ``threads`` threads: two each, so that one is merged
+    while the other fills."""
+    marks, ranks = buffer_sizes(space)
+    return [(np.empty(marks, dtype=np.int64), np.empty(ranks, dtype=np.int64)) for _ in range(2 * threads)]
+
+
 def neighbours_kernel(function, data, cache: bool = True):
     """``function`` compiled as a :attr:`FrontierSpace.kernel
     <puzzlespace.contracts.FrontierSpace.kernel>` for data of the type of ``data``.
@@ -259,7 +266,7 @@ def _walk(table, base, lo, hi, value, blocks, out, ranks, kernel, degree, *data)
             first = base + ((w + nonzero[t]) << 5)  # the rank of the word's first entry
             if listed + popcount(bits) > limit:  # a full batch: expand it before this word
                 done = kernel(table, base, ranks, listed, out, written, data)
-                if done < written or done > written + listed * degree:
+                if _kernel_failed(done, written, listed, degree):
                     return -1, base + lo
                 written = done
                 listed = 0
@@ -277,10 +284,17 @@ def _walk(table, base, lo, hi, value, blocks, out, ranks, kernel, degree, *data)
         w = stop
     if listed:
         done = kernel(table, base, ranks, listed, out, written, data)
-        if done < written or done > written + listed * degree:
+        if _kernel_failed(done, written, listed, degree):
             return -1, base + lo
         written = done
     return written - 1, base + hi
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def _kernel_failed(done, written, listed, degree):
+    """Whether a kernel given ``listed`` states with ``written`` marks before returned a
+    count that no kernel keeping its contract can (fewer, or more than ``degree`` a state)."""
+    return done < written or done > written + listed * degree
 
 
 def chunk_spans(size: int, align: int, parts: int) -> list[tuple[int, int]]:
@@ -399,8 +413,7 @@ def run_layers(index: FrontierSpace, table, depth: int, threads: int, progress=N
     ``blocks``: flags of the blocks that may hold layer ``depth`` (default: all).
     """
     chunks = chunk_spans(index.size, index.group * 64, CHUNKS_PER_THREAD * threads)
-    marks, ranks = buffer_sizes(index)
-    buffers = [(np.empty(marks, dtype=np.int64), np.empty(ranks, dtype=np.int64)) for _ in range(2 * threads)]
+    buffers = new_buffers(index, threads)
     kernel = kernel_of(index)
     if blocks is None:
         blocks = np.ones_like(new_blocks(index.size))
@@ -470,14 +483,8 @@ def layered_bfs(index: FrontierSpace, roots, *, threads: int | None = None, max_
 
 def refuse_other_checkpoint(out: Path, spec: str, goal: list[int]) -> None:
     """A fresh run must not replace another puzzle's (or goal's) checkpoint unasked."""
-    import json
-
-    try:
-        held = json.loads((out / checkpoint.MANIFEST).read_text())
-        other = (held.get("puzzle"), held.get("goal")) != (spec, goal)
-    except (OSError, ValueError, AttributeError, RecursionError):
-        return
-    if other:
+    held = checkpoint.peek_manifest(out)
+    if held and (held.get("puzzle"), held.get("goal")) != (spec, goal):
         raise PuzzleError(f"{str(out)!r} holds the checkpoint of another run ({held.get('puzzle')!r}, depth "
                           f"{held.get('depth')!r}); choose another --out, or --force to replace it")
 

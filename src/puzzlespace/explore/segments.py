@@ -32,7 +32,6 @@ and its own SHA-256; ``resume`` continues from it and checks each file as it rea
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import time
@@ -53,7 +52,7 @@ from ..contracts import PuzzleRules as Puzzle
 from ..errors import PuzzleError
 from ..resources import current_rss, free_disk, human, peak_rss
 from . import checkpoint
-from .engine import ExploreResult, buffer_sizes, kernel_of, chunk_spans, expand_chunks, refuse_other_checkpoint
+from .engine import ExploreResult, buffer_sizes, chunk_spans, expand_chunks, kernel_of, new_buffers, refuse_other_checkpoint
 
 FORMAT = "puzzlespace-segments/1"
 #: Marks in flight to other segments, kept in memory before they are appended to their files.
@@ -181,7 +180,7 @@ class SegmentStore:
                     break
                 check = zlib.crc32(part.data, check)
                 yield part
-        if name in self.unchecked and f"crc32:{check:08x}" != self.files[name]:
+        if name in self.unchecked and crc_text(check) != self.files[name]:
             raise PuzzleError(f"segment file {str(self.dir / name)!r} is corrupt; run it again without --resume")
         self.unchecked.discard(name)
 
@@ -242,7 +241,7 @@ class SegmentStore:
             return
         self.flush(everything=True)
         for k, check in self.sent_crc.items():
-            self.next_files[f"sent-{depth}-{k}.bin"] = f"crc32:{check:08x}"
+            self.next_files[f"sent-{depth}-{k}.bin"] = crc_text(check)
         os.sync()  # every file of the pass on disk before the manifest names them (one call, not one a file)
         checkpoint.write_manifest(self.dir, dict(manifest, files=self.next_files, carried=_listed(self.carried),
                                                  sizes=_listed(self.sizes)))
@@ -257,7 +256,12 @@ def _crc(data: np.ndarray) -> str:
     """The CRC-32 of an array's bytes, as the manifest names it: it catches any burst of
     damage up to 32 bits and all but one in 2**32 others, and costs far less than SHA-256
     (the files are the run's own, not something received)."""
-    return f"crc32:{zlib.crc32(data.data):08x}"
+    return crc_text(zlib.crc32(data.data))
+
+
+def crc_text(check: int) -> str:
+    """A CRC-32 as a manifest names it."""
+    return f"crc32:{check:08x}"
 
 
 def _listed(counts: dict[int, int]) -> dict[str, int]:
@@ -300,9 +304,7 @@ def explore_segmented(
         if out is not None:
             store.commit(-1, dict(identity, depth=-1, depth_counts=[], seconds=0.0, version=__version__))
     kernel = kernel_of(index)
-    marks_size, ranks_size = buffer_sizes(index)
-    buffers = [(np.empty(marks_size, dtype=np.int64), np.empty(ranks_size, dtype=np.int64))
-               for _ in range(2 * threads)]
+    buffers = new_buffers(index, threads)
     starts = np.array([s.lo for s in segs[1:]], dtype=np.int64)
     with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="puzzlespace-segments") as pool, \
             file_errors(out, lambda: depth):
@@ -463,18 +465,19 @@ def _route(s: Segment, table, marks: np.ndarray, new: int, store: SegmentStore, 
 def merge_inside(table, marks, lo, hi, value, blocks, others):
     """Merge the marks in ``[lo, hi)`` into ``table`` (which holds those ranks from
     ``lo``), as :func:`~puzzlespace.bits.merge_marks` does, and copy the others into
-    ``others``; return (states newly set, others copied)."""
-    inside = np.empty_like(marks)
+    ``others``; return (states newly set, others copied). ``marks`` is overwritten (the
+    marks inside, from ``lo``, are gathered at its front)."""
     count = 0
     left = 0
-    for m in marks:
+    for i in range(marks.shape[0]):
+        m = marks[i]
         if lo <= m < hi:
-            inside[count] = m - lo
+            marks[count] = m - lo
             count += 1
         else:
             others[left] = m
             left += 1
-    return merge_marks(table, inside, count, value, blocks), left
+    return merge_marks(table, marks, count, value, blocks), left
 
 
 @nb.njit(cache=True, nogil=True)
@@ -536,10 +539,7 @@ def file_parts(name: str) -> tuple[str, int, int]:
 
 def checkpoint_is_segmented(out: Path) -> bool:
     """Whether ``out`` holds the checkpoint of an exploration by segments."""
-    try:
-        return json.loads((out / checkpoint.MANIFEST).read_text(encoding="utf-8")).get("format") == FORMAT
-    except (OSError, ValueError, RecursionError, AttributeError):
-        return False
+    return checkpoint.peek_manifest(out).get("format") == FORMAT
 
 
 def _resume(manifest: dict, out: Path, store: SegmentStore):
