@@ -11,8 +11,10 @@ builds the whole process), and the ratio this / base of the best times.
 
 Cases (default: all): ``4x3``, ``6x2``, ``flip:5x5`` (``explore PUZZLE --threads 2
 --json``), ``4x3-segments`` and ``6x2-segments`` (the same with ``--segments 8 --out``,
-in files under the version's cache folder), ``4x3-workers`` (on a local Dask cluster of
-two workers of one thread each; its engine time leaves out the cluster's start) and
+in files under the version's cache folder), ``flip:6x6-segments`` (``--segments 6``: a
+quarter of its moves cross segments), ``4x3-workers`` and ``6x2-workers`` (on a
+local Dask cluster of two workers of one thread each; the engine time leaves out the
+cluster's start) and
 ``pdb-6-6-3`` (``pdb build 4x4 --heuristic pdb:6-6-3 --rebuild`` into a fresh cache
 folder). Standard library only.
 """
@@ -40,7 +42,10 @@ CASES = {
     "pdb-6-6-3": ["pdb", "build", "4x4", "--heuristic", "pdb:6-6-3", "--rebuild", "--threads", "2"],
     "4x3-segments": ["explore", "4x3", "--threads", "2", "--json", "--segments", "8", "--out", "{cache}/ck-4x3"],
     "6x2-segments": ["explore", "6x2", "--threads", "2", "--json", "--segments", "8", "--out", "{cache}/ck-6x2"],
+    "flip:6x6-segments": ["explore", "flip:6x6", "--threads", "2", "--json", "--segments", "6", "--out",
+                          "{cache}/ck-flip"],
     "4x3-workers": ["explore", "4x3", "--workers", "2", "--threads", "1", "--json"],
+    "6x2-workers": ["explore", "6x2", "--workers", "2", "--threads", "1", "--json"],
 }
 
 

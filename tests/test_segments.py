@@ -13,7 +13,9 @@ from hypothesis import strategies as st
 import puzzlespace as ps
 from puzzlespace.cli import app
 from puzzlespace.errors import PuzzleError
+from puzzlespace.explore import checkpoint
 from puzzlespace.explore.engine import explore
+from puzzlespace.explore.packing import pack_marks, write_block
 from puzzlespace.explore.segments import explore_segmented
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
@@ -96,6 +98,10 @@ def test_a_damaged_or_foreign_checkpoint_is_refused(tmp_path):
     victim.write_bytes(bytes(raw))
     with pytest.raises(PuzzleError, match="corrupt"):
         explore_segmented(p, segments=3, out_dir=tmp_path, resume=True)
+    older = {k: v for k, v in json.loads((tmp_path / "manifest.json").read_text()).items() if k != "checksum"}
+    checkpoint.write_manifest(tmp_path, dict(older, format="puzzlespace-segments/1"))
+    r = CliRunner().invoke(app, ["explore", "3x3", "--out", str(tmp_path), "--resume"])
+    assert r.exit_code == 2 and "format 'puzzlespace-segments/1', not 'puzzlespace-segments/2'" in r.stderr, r.output
 
 
 def test_explore_out_of_core_from_the_command_line(tmp_path, monkeypatch):
@@ -189,9 +195,8 @@ def test_damaged_missing_and_stray_segment_files_are_one_line(tmp_path):
     with pytest.raises(_Stop):
         explore_segmented(p, segments=3, out_dir=tmp_path / "a", progress=stop)
     sent = sorted((tmp_path / "a").glob("sent-9-*.bin"))[0]
-    marks = np.fromfile(sent, dtype=np.int64)
-    marks[0] = 1 << 40
-    marks.tofile(sent)
+    with open(sent, "ab") as f:  # well framed, but a rank no segment holds
+        write_block(f, pack_marks(np.array([1 << 40], dtype=np.int64)), 0)
     r = runner.invoke(app, ["explore", "3x3", "--out", str(tmp_path / "a"), "--resume"])
     assert r.exit_code == 2 and len(r.stderr.splitlines()) == 1 and "corrupt" in r.stderr, r.output
     out = tmp_path / "b"
@@ -200,6 +205,39 @@ def test_damaged_missing_and_stray_segment_files_are_one_line(tmp_path):
         f.unlink()
     r = runner.invoke(app, ["explore", "3x3", "--out", str(out), "--resume"])
     assert r.exit_code == 2 and len(r.stderr.splitlines()) == 1 and "missing" in r.stderr, r.output
+
+
+def test_bit_flips_in_a_file_of_marks_are_refused_or_harmless(tmp_path):
+    """Every bit of a packed file of marks flipped in turn (a sample of its bytes): the
+    resumed run refuses it in one line, or ends with the right counts."""
+    p, ck = ps.load_puzzle("3x3"), tmp_path / "ck"
+
+    def stop(depth, done, total, states):
+        if depth == 12 and done == 2:
+            raise _Stop
+
+    with pytest.raises(_Stop):
+        explore_segmented(p, segments=2, out_dir=ck, progress=stop)
+    sent = sorted(ck.glob("sent-11-*.bin"))[0]
+    raw, saved = sent.read_bytes(), {f: f.read_bytes() for f in ck.iterdir() if f.is_file()}
+    rng = np.random.default_rng(3)
+    outcomes = {"refused": 0, "correct": 0}
+    for byte in sorted(set(rng.integers(0, len(raw), 12)) | {0, 8, len(raw) - 1}):
+        for bit in range(0, 8, 3):
+            for f, content in saved.items():
+                f.write_bytes(content)
+            damaged = bytearray(raw)
+            damaged[byte] ^= 1 << bit
+            sent.write_bytes(bytes(damaged))
+            try:
+                got = explore_segmented(p, segments=0, out_dir=ck, resume=True)
+            except PuzzleError as exc:
+                assert "corrupt" in str(exc) and "without --resume" in str(exc)
+                outcomes["refused"] += 1
+                continue
+            assert got.depth_counts == reference("3x3").depth_counts
+            outcomes["correct"] += 1
+    assert outcomes["refused"] > 0, outcomes
 
 
 def test_segments_asked_for_must_fit_the_memory(tmp_path, monkeypatch):

@@ -9,14 +9,16 @@ that touches a segment is pinned to its owner. A pass over layer ``d`` is, per s
 1. ``visit`` (on the owner): the pass of :func:`~puzzlespace.explore.segments.visit`;
    marks inside the segment are merged in place, the others kept on the worker, packed
    (:mod:`puzzlespace.explore.packing`) by target segment;
-2. ``take`` (on the sender's worker) hands one target's packed marks to Dask, and
-   ``receive`` (on the target's owner) gets them: Dask moves only these between workers.
-   They are the target's marks for the next pass, and with ``out_dir`` its
-   ``sent-<d>-<k>.bin`` file, so the checkpoint is the segments engine's and either
-   engine resumes the other's.
+2. ``take`` (on the sender's worker) hands one target's packed marks to Dask, and the
+   target's owner gets them: Dask moves only these between workers. They are the
+   target's marks for the next pass. With ``out_dir``, a ``receive`` task writes them to
+   its ``sent-<d>-<k>.bin`` file before the checkpoint names it (the checkpoint is the
+   segments engine's, and either engine resumes the other's); without it, the target's
+   next visit takes them, and the client submits each pass before waiting for the one
+   before (after the last layer, one pass over an empty layer runs for nothing).
 
-The client submits a whole pass, waits for it, writes the manifest (the checkpoint) and
-reports the layer: states, bytes sent between workers, the slowest worker. While it
+The client waits for each pass, writes the manifest (the checkpoint) and reports the
+layer: states, bytes sent between workers, the slowest worker. While it
 waits it watches the workers: one that leaves (killed, over its memory limit, its
 machine gone) takes its segments with it, and the run stops with a PuzzleError within
 :data:`POLL` seconds of the scheduler noticing; ``resume`` continues from the last
@@ -34,7 +36,6 @@ import os
 import threading
 import time
 import uuid
-import zlib
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -49,7 +50,7 @@ from ..errors import PuzzleError
 from ..bits import table_bytes
 from ..resources import human, peak_rss
 from .engine import ExploreResult, kernel_of, new_buffers
-from .packing import pack_marks, unpack_marks
+from .packing import unpack_marks, write_block
 from .segments import (SENT_BUFFER, Segment, SegmentStore, crc_text, file_errors, file_parts, first_tables,
                        prepare, result_of, visit)
 
@@ -90,8 +91,9 @@ def local_cluster(workers: int, threads: int = 1, memory_limit: int | None = Non
 
 
 #: Memory a worker needs besides its segments: the process (Python, NumPy, numba, Dask)
-#: and the marks in flight of the largest layers (7x2 on 4 workers: 0.77 GB at its peak).
-WORKER_OVERHEAD = 800_000_000
+#: and the marks in flight of the largest layers (its peak, measured in docs/scaling.md,
+#: with a margin).
+WORKER_OVERHEAD = 550_000_000
 
 
 def check_worker_memory(index, workers: int, segments: int | None, tables: int, memory_limit: int) -> None:
@@ -217,8 +219,11 @@ class _Run:
     threads: int = 0
     peak_memory: int = 0
     received: dict[int, object] = field(default_factory=dict)  # segment -> its receive task of the last pass
+    takes: dict | None = None  # (from, to) -> the take task of the last pass submitted, without files
+    ahead: list | None = None  # the visits of the next pass, submitted before this one is done
+    sent: dict[int, int] = field(default_factory=dict)  # pass -> bytes of marks sent, until received
     workers: set[str] = field(default_factory=set)
-    in_flight: list = field(default_factory=list)  # the tasks of the pass under way
+    in_flight: list = field(default_factory=list)  # the tasks submitted and not done
 
     def submit(self, function, *args, worker: str, key: str):
         """Run ``function(*args)`` on ``worker`` and nowhere else (the segments are there)."""
@@ -253,8 +258,9 @@ class _Run:
         """Pass ``depth`` over every segment; (states of layer ``depth``, the first
         ``room`` states of layer ``depth - 1`` by rank, how many it had)."""
         t0 = time.perf_counter()
-        self.in_flight = []
-        visits = self._submit_pass(depth, room)
+        self.in_flight = [f for f in self.in_flight if not f.done()]
+        visits = self.ahead or self._submit_pass(depth, room)
+        self.ahead = self._submit_pass(depth + 1, room) if self.out is None else None
         done, states = [0], [sum(counts)]
 
         def visited(summary):
@@ -264,30 +270,42 @@ class _Run:
                 progress(depth, done[0], len(visits), states[0])
 
         summaries = self._wait(visits, depth, each=visited)
-        arrived = self._wait(list(self.received.values()), depth)
+        arrived = self._wait(list(self.received.values()), depth) if self.out is not None else []
         report = self._tally(depth, summaries, arrived, time.perf_counter() - t0)
         if layer_done and report.states:
             layer_done(report)
+        if not report.states and self.ahead:  # the pass over the empty layer after the last
+            self._arrived(depth, sum(got["received"] for got in self._wait(self.ahead, depth + 1)))
+            self.ahead = None
         found = [r for got in summaries for r in got["kept"]][:max(room, 0)]
         return report.states, found, sum(got["total"] for got in summaries)
 
     def _submit_pass(self, depth: int, room: int) -> list:
         """Submit pass ``depth``'s tasks: a visit of every segment, the takes of its marks
-        for every other segment and every segment's receive; returns the visits."""
+        for every other segment and, with files, every segment's receive; returns the
+        visits. Without files a visit receives the takes of the pass before itself."""
         n = len(self.owners)
-        visits = [self.submit(_visit, self.token, k, depth, room, self.received.get(k), worker=self.owners[k],
+
+        def after(k: int) -> tuple:  # _visit's arguments after ``room``: its own takes go first
+            if self.out is not None or self.takes is None:
+                return False, self.received.get(k)
+            return (True, [self.takes[k, j] for j in range(n) if j != k],
+                    *[self.takes[j, k] for j in range(n) if j != k])
+
+        visits = [self.submit(_visit, self.token, k, depth, room, *after(k), worker=self.owners[k],
                               key=f"visit-{depth}-{k}") for k in range(n)]
-        takes = {(k, j): self.submit(_take, self.token, k, j, depth, visits[k], worker=self.owners[k],
-                                     key=f"take-{depth}-{k}-{j}")
-                 for k in range(n) for j in range(n) if j != k}
-        self.received = {j: self.submit(_receive, self.token, j, depth, visits[j],
-                                        *[takes[k, j] for k in range(n) if k != j],
-                                        worker=self.owners[j], key=f"receive-{depth}-{j}") for j in range(n)}
+        self.takes = {(k, j): self.submit(_take, self.token, k, j, depth, visits[k], worker=self.owners[k],
+                                          key=f"take-{depth}-{k}-{j}")
+                      for k in range(n) for j in range(n) if j != k}
+        if self.out is not None:
+            self.received = {j: self.submit(_receive, self.token, j, depth, visits[j],
+                                            *[self.takes[k, j] for k in range(n) if k != j],
+                                            worker=self.owners[j], key=f"receive-{depth}-{j}") for j in range(n)}
         return visits
 
     def _tally(self, depth: int, summaries: list[dict], arrived: list[dict], seconds: float) -> LayerReport:
         """Keep what pass ``depth`` reported (files, counts) and sum it up; every byte
-        sent must have been received."""
+        sent must have been received (by the receives, or by the next pass's visits)."""
         self.files, sent, busy = {}, 0, {}
         for k, got in enumerate(summaries):
             self.files.update(got["files"])
@@ -297,14 +315,22 @@ class _Run:
             self.peak_memory = max(self.peak_memory, got["peak_memory"])
         for got in arrived:
             self.files.update(got["files"])
-        received = sum(got["bytes"] for got in arrived)
-        if sent != received:
-            raise RuntimeError(f"layer {depth}: {sent} bytes of marks sent but {received} received")
+        self.sent[depth] = sent
+        if self.out is None:
+            self._arrived(depth - 1, sum(got["received"] for got in summaries))
+        else:
+            self._arrived(depth, sum(got["bytes"] for got in arrived))
         between = sum(size for k, got in enumerate(summaries) for j, size in got["sent"].items()
                       if self.owners[k] != self.owners[j])
         slowest = max(busy, key=busy.get)
         return LayerReport(depth, sum(got["layer"] for got in summaries), sent, between,
                            sum(got["crossing"] for got in summaries), slowest, busy[slowest], seconds)
+
+    def _arrived(self, depth: int, received: int) -> None:
+        """Check that the ``received`` bytes are all the marks pass ``depth`` sent."""
+        sent = self.sent.pop(depth, 0)
+        if sent != received:
+            raise RuntimeError(f"layer {depth}: {sent} bytes of marks sent but {received} received")
 
     def gather(self, role: str, segs: list[Segment]) -> list[np.ndarray]:
         """Every segment's table (``role`` seg) or tablebase part (tb), in rank order."""
@@ -410,8 +436,6 @@ class HeldStore(SegmentStore):
     def __init__(self, k: int, out_dir: Path | None, keep_table: bool):
         super().__init__(out_dir, keep_table)
         self.k = k
-        self.raw: dict[int, list[np.ndarray]] = {}
-        self.raw_count = 0
         self.outbox: dict[int, list[np.ndarray]] = {}
         self.arrived: list[np.ndarray] = []
         self.crossing = 0
@@ -443,16 +467,14 @@ class HeldStore(SegmentStore):
         yield from super().received(k, depth)
 
     def send(self, k: int, marks: np.ndarray) -> None:
-        self.raw.setdefault(k, []).append(marks)
-        self.raw_count += len(marks)
+        super().send(k, marks)
         self.crossing += len(marks)
 
     def flush(self, everything: bool = False) -> None:
-        """Pack the marks sent so far (all of them, or when there are many)."""
-        if everything or self.raw_count > SENT_BUFFER:
-            for k, parts in self.raw.items():
-                self.outbox.setdefault(k, []).append(pack_marks(np.concatenate(parts)))
-            self.raw, self.raw_count = {}, 0
+        """Pack the marks sent so far into the outbox (all of them, or when there are many)."""
+        if everything or self.sent_bytes > SENT_BUFFER * 8:
+            for k, block in self.packed():
+                self.outbox.setdefault(k, []).append(block)
 
     def arrive(self, depth: int, blocks: list[np.ndarray]) -> dict[str, str]:
         """Take the marks sent to this segment in pass ``depth``: kept for the next pass,
@@ -464,9 +486,7 @@ class HeldStore(SegmentStore):
         name, check = f"sent-{depth}-{self.k}.bin", 0
         with open(self.dir / name, "wb") as f:
             for block in blocks:
-                part = unpack_marks(block)
-                check = zlib.crc32(part.data, check)
-                part.tofile(f)
+                check = write_block(f, block, check)
             f.flush()
             os.fsync(f.fileno())
         self.arrived = []
@@ -528,11 +548,14 @@ def _open(token: str, puzzle: Puzzle, s: Segment, starts: np.ndarray, out: Path 
     return {"files": files, "carried": store.carried.get(s.k, 0), "threads": held.threads}
 
 
-def _visit(token: str, k: int, depth: int, room: int, _received=None) -> dict:
-    """Pass ``depth`` over segment ``k`` (after its receive task of the pass before)."""
+def _visit(token: str, k: int, depth: int, room: int, receive: bool, _after=None, *parts) -> dict:
+    """Pass ``depth`` over segment ``k``, after the tasks ``_after`` of the pass before (its
+    receive, or the takes of its own marks) and, with ``receive``, receiving first what the
+    takes of that pass for it (``parts``) hand it."""
     t0 = time.perf_counter()
     held = _held(token)
     s, store = _held(token, k)
+    received = _accept(store, depth - 1, parts)[0] if receive else 0
     if not store.visited == store.received_in == depth - 1:
         raise _ran_twice(depth)
     store.visited = depth
@@ -546,7 +569,8 @@ def _visit(token: str, k: int, depth: int, room: int, _received=None) -> dict:
             os.sync()
     return {"layer": layer, "kept": kept, "total": total, "carried": store.carried.get(k, 0), "files": files,
             "sent": {j: sum(b.nbytes for b in blocks) for j, blocks in store.outbox.items()},
-            "crossing": store.crossing, "seconds": time.perf_counter() - t0, "peak_memory": peak_rss()}
+            "crossing": store.crossing, "received": received, "seconds": time.perf_counter() - t0,
+            "peak_memory": peak_rss()}
 
 
 def _take(token: str, k: int, j: int, depth: int, _visited=None) -> list[np.ndarray]:
@@ -558,17 +582,22 @@ def _take(token: str, k: int, j: int, depth: int, _visited=None) -> list[np.ndar
     return store.outbox.pop(j, [])
 
 
-def _receive(token: str, j: int, depth: int, _visited, *parts: list[np.ndarray]) -> dict:
-    """Give segment ``j`` the marks sent to it in pass ``depth`` (after its own visit of
-    that pass)."""
-    store = _held(token, j)[1]
+def _accept(store: HeldStore, depth: int, parts: tuple[list[np.ndarray], ...]) -> tuple[int, dict[str, str]]:
+    """Give ``store`` the marks sent to its segment in pass ``depth`` (once, after its own
+    visit of that pass); (their bytes, the file written)."""
     if store.visited != depth or store.received_in != depth - 1:
         raise _ran_twice(depth)
     store.received_in = depth
     blocks = [b for part in parts for b in part]
-    files = store.arrive(depth, blocks)
+    return sum(b.nbytes for b in blocks), store.arrive(depth, blocks)
+
+
+def _receive(token: str, j: int, depth: int, _visited, *parts: list[np.ndarray]) -> dict:
+    """Give segment ``j`` the marks sent to it in pass ``depth``, in its file."""
+    store = _held(token, j)[1]
+    received, files = _accept(store, depth, parts)
     store.propose(files)
-    return {"bytes": sum(b.nbytes for b in blocks), "files": files}
+    return {"bytes": received, "files": files}
 
 
 def _table(token: str, k: int, role: str) -> np.ndarray:

@@ -1,25 +1,29 @@
-"""Marks packed for the wire: sorted, without repeats, each the gap from the one before
-in 7-bit groups (LEB128), so a mark costs one or two bytes where ranks lie close.
+"""Marks packed for the wire and for files: sorted, without repeats, each the gap from the
+one before in 7-bit groups (LEB128), so a mark costs one or two bytes where ranks lie
+close.
 
 A packed block decodes on its own: its first gap is counted from rank 0. Packing sorts
-and drops repeated ranks, which changes nothing for the table they are merged into.
+and drops repeated ranks, which changes nothing for the table they are merged into. In a
+file, blocks follow one another, each framed by its byte count (a little-endian uint64).
 """
 
 from __future__ import annotations
 
+import os
+import zlib
+from typing import BinaryIO, Iterator
+
 import numba as nb
 import numpy as np
-
-#: The most bytes one rank (a non-negative int64) packs to.
-MOST_BYTES = 10
 
 
 def pack_marks(marks: np.ndarray) -> np.ndarray:
     """The ranks ``marks`` (int64, non-negative, any order; sorted in place) packed: a
-    uint8 array."""
+    uint8 array (measured first, so that nothing larger is made)."""
     marks.sort()
-    out = np.empty(len(marks) * MOST_BYTES, dtype=np.uint8)
-    return out[:_pack(marks, out)].copy()
+    out = np.empty(_pack(marks, np.empty(0, dtype=np.uint8), False), dtype=np.uint8)
+    _pack(marks, out, True)
+    return out
 
 
 def unpack_marks(block: np.ndarray) -> np.ndarray:
@@ -28,8 +32,35 @@ def unpack_marks(block: np.ndarray) -> np.ndarray:
     return out[:_unpack(block, out)]
 
 
+#: Bytes of a block's frame in a file: its byte count.
+FRAME = 8
+
+
+def write_block(f: BinaryIO, block: np.ndarray, check: int) -> int:
+    """Append the packed ``block`` (not empty) to the file ``f``, framed; returns the
+    CRC-32 ``check`` carried over the bytes written."""
+    frame = len(block).to_bytes(FRAME, "little")
+    f.write(frame)
+    block.tofile(f)
+    return zlib.crc32(block.data, zlib.crc32(frame, check))
+
+
+def read_blocks(f: BinaryIO) -> Iterator[tuple[np.ndarray, int]]:
+    """The framed blocks of the file ``f`` from where it stands to its end, each with the
+    CRC-32 of the bytes read so far; ValueError at a frame that does not fit the file."""
+    size, check = os.fstat(f.fileno()).st_size, 0
+    while frame := f.read(FRAME):
+        count = int.from_bytes(frame, "little") if len(frame) == FRAME else 0
+        if not 0 < count <= size - f.tell():
+            raise ValueError("a block's frame does not fit the file")
+        block = np.fromfile(f, dtype=np.uint8, count=count)
+        check = zlib.crc32(block.data, zlib.crc32(frame, check))
+        yield block, check
+
+
 @nb.njit(cache=True, nogil=True)
-def _pack(ranks, out):
+def _pack(ranks, out, write):
+    """Bytes of the sorted ``ranks`` packed, written to ``out`` with ``write``."""
     at = 0
     last = -1
     for r in ranks:
@@ -38,10 +69,12 @@ def _pack(ranks, out):
         gap = r - max(last, 0)
         last = r
         while gap >= 128:
-            out[at] = np.uint8((gap & 127) | 128)
+            if write:
+                out[at] = np.uint8((gap & 127) | 128)
             gap >>= 7
             at += 1
-        out[at] = np.uint8(gap)
+        if write:
+            out[at] = np.uint8(gap)
         at += 1
     return at
 

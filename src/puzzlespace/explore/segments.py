@@ -25,7 +25,8 @@ tables themselves are 2 bits per state, in files when ``out_dir`` is given.
 Files (with ``out_dir``): ``seg-<k>-<s>.bin`` (segment ``k``'s table in its slot ``s``,
 0 or 1: a pass that changes the segment writes the slot the last complete pass does not
 name, in place), ``tb-<k>-<s>.bin`` (its tablebase part), ``sent-<d>-<k>.bin`` (marks for
-segment ``k`` from pass ``d``, int64) and ``manifest.json``, switched atomically after each
+segment ``k`` from pass ``d``, in packed blocks: :mod:`~puzzlespace.explore.packing`) and
+``manifest.json``, switched atomically after each
 complete pass (every file synced first) and carrying the CRC-32 of every file it names,
 and its own SHA-256; ``resume`` continues from it and checks each file as it reads it.
 """
@@ -53,8 +54,9 @@ from ..errors import PuzzleError
 from ..resources import current_rss, free_disk, human, peak_rss
 from . import checkpoint
 from .engine import ExploreResult, buffer_sizes, chunk_spans, expand_chunks, kernel_of, new_buffers, refuse_other_checkpoint
+from .packing import pack_marks, read_blocks, unpack_marks, write_block
 
-FORMAT = "puzzlespace-segments/1"
+FORMAT = "puzzlespace-segments/2"
 #: Marks in flight to other segments, kept in memory before they are appended to their files.
 SENT_BUFFER = 1 << 20
 
@@ -170,31 +172,35 @@ class SegmentStore:
         name = f"sent-{depth - 1}-{k}.bin"
         if self.dir is None or name not in self.files:
             return
-        check = 0
+        check, corrupt = 0, f"segment file {str(self.dir / name)!r} is corrupt; run it again without --resume"
         if not (self.dir / name).is_file():
             raise PuzzleError(f"segment file {str(self.dir / name)!r} is missing; run it again without --resume")
         with open(self.dir / name, "rb") as f:
-            while True:
-                part = np.fromfile(f, dtype=np.int64, count=SENT_BUFFER)
-                if not len(part):
-                    break
-                check = zlib.crc32(part.data, check)
-                yield part
+            try:
+                for block, check in read_blocks(f):
+                    yield unpack_marks(block)
+            except ValueError:
+                raise PuzzleError(corrupt) from None
         if name in self.unchecked and crc_text(check) != self.files[name]:
-            raise PuzzleError(f"segment file {str(self.dir / name)!r} is corrupt; run it again without --resume")
+            raise PuzzleError(corrupt)
         self.unchecked.discard(name)
 
+    def packed(self) -> Iterator[tuple[int, np.ndarray]]:
+        """(target segment, its marks packed) for the marks sent so far, which are then
+        forgotten."""
+        sent, self.sent, self.sent_bytes = self.sent, {}, 0
+        for k, parts in sent.items():
+            yield k, pack_marks(np.concatenate(parts))
+
     def flush(self, everything: bool = False) -> None:
-        """Append the marks in memory to their files (all of them, or when there are many:
-        called as they come, so that they never hold more than ``SENT_BUFFER`` marks)."""
+        """Append the marks in memory to their files, packed (all of them, or when there
+        are many: called as they come, so that they never hold more than ``SENT_BUFFER``
+        marks)."""
         if self.dir is None or not (everything or self.sent_bytes > SENT_BUFFER * 8):
             return
-        for k, parts in self.sent.items():
+        for k, block in self.packed():
             with open(self.dir / f"sent-{self.depth}-{k}.bin", "ab") as f:
-                for part in parts:
-                    self.sent_crc[k] = zlib.crc32(part.data, self.sent_crc.get(k, 0))
-                    part.tofile(f)
-        self.sent, self.sent_bytes = {}, 0
+                self.sent_crc[k] = write_block(f, block, self.sent_crc.get(k, 0))
 
     def begin(self, depth: int) -> None:
         """Start pass ``depth``: marks sent and states carried in the last pass come in."""
@@ -538,8 +544,9 @@ def file_parts(name: str) -> tuple[str, int, int]:
 
 
 def checkpoint_is_segmented(out: Path) -> bool:
-    """Whether ``out`` holds the checkpoint of an exploration by segments."""
-    return checkpoint.peek_manifest(out).get("format") == FORMAT
+    """Whether ``out`` holds the checkpoint of an exploration by segments (of this
+    version's format or another: resuming names the difference)."""
+    return str(checkpoint.peek_manifest(out).get("format")).startswith(FORMAT.split("/")[0] + "/")
 
 
 def _resume(manifest: dict, out: Path, store: SegmentStore):
