@@ -56,11 +56,14 @@ def test_4x3_on_two_workers(client):
 
 def test_workers_of_several_threads_holding_several_segments(tmp_path):
     """Two threads a worker run two of its segments' tasks at once: the visits must take
-    turns (they share the worker's mark buffers)."""
+    turns (they share the worker's mark buffers), and a segment's passes come in order."""
     ref = reference("3x3")
     with local_cluster(2, threads=2) as client:
         assert_same(explore_distributed(ps.load_puzzle("3x3"), client, segments=6, keep_table=True,
                                         antipode_limit=20), ref)
+        for _ in range(3):  # one segment: a pass has no takes, and must still wait for the one before
+            assert_same(explore_distributed(ps.load_puzzle("3x3"), client, segments=1, workers=workers(client, 1),
+                                            keep_table=True, antipode_limit=20), ref)
         assert_same(explore_distributed(ps.load_puzzle("3x3"), client, segments=5, out_dir=tmp_path,
                                         keep_table=True, antipode_limit=20), ref)
 

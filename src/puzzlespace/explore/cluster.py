@@ -126,7 +126,8 @@ def remote_cluster(address: str):
 class LayerReport:
     """One pass over a layer on the cluster: the layer's ``states``, the packed marks
     ``bytes_sent`` between segments (``bytes_between_workers`` of them between different
-    workers; every byte sent was received), the crossing marks the walk generated before
+    workers; the run stops if any of them is not received, by the receives or the next
+    pass's visits), the crossing marks the walk generated before
     packing dropped repeats, and the worker whose tasks took longest (``slowest_seconds``)."""
 
     depth: int
@@ -219,7 +220,8 @@ class _Run:
     threads: int = 0
     peak_memory: int = 0
     received: dict[int, object] = field(default_factory=dict)  # segment -> its receive task of the last pass
-    takes: dict | None = None  # (from, to) -> the take task of the last pass submitted, without files
+    takes: dict = field(default_factory=dict)  # (from, to) -> the take task of the last pass submitted
+    visits: list | None = None  # the visits of the last pass submitted
     ahead: list | None = None  # the visits of the next pass, submitted before this one is done
     sent: dict[int, int] = field(default_factory=dict)  # pass -> bytes of marks sent, until received
     workers: set[str] = field(default_factory=set)
@@ -286,14 +288,14 @@ class _Run:
         visits. Without files a visit receives the takes of the pass before itself."""
         n = len(self.owners)
 
-        def after(k: int) -> tuple:  # _visit's arguments after ``room``: its own takes go first
-            if self.out is not None or self.takes is None:
+        def after(k: int) -> tuple:  # _visit's arguments after ``room``: what must be done first, then the marks
+            if self.out is not None or self.visits is None:
                 return False, self.received.get(k)
-            return (True, [self.takes[k, j] for j in range(n) if j != k],
+            return (True, [self.visits[k]] + [self.takes[k, j] for j in range(n) if j != k],
                     *[self.takes[j, k] for j in range(n) if j != k])
 
-        visits = [self.submit(_visit, self.token, k, depth, room, *after(k), worker=self.owners[k],
-                              key=f"visit-{depth}-{k}") for k in range(n)]
+        visits = self.visits = [self.submit(_visit, self.token, k, depth, room, *after(k), worker=self.owners[k],
+                                            key=f"visit-{depth}-{k}") for k in range(n)]
         self.takes = {(k, j): self.submit(_take, self.token, k, j, depth, visits[k], worker=self.owners[k],
                                           key=f"take-{depth}-{k}-{j}")
                       for k in range(n) for j in range(n) if j != k}
@@ -550,8 +552,8 @@ def _open(token: str, puzzle: Puzzle, s: Segment, starts: np.ndarray, out: Path 
 
 def _visit(token: str, k: int, depth: int, room: int, receive: bool, _after=None, *parts) -> dict:
     """Pass ``depth`` over segment ``k``, after the tasks ``_after`` of the pass before (its
-    receive, or the takes of its own marks) and, with ``receive``, receiving first what the
-    takes of that pass for it (``parts``) hand it."""
+    receive, or its visit and the takes of its marks) and, with ``receive``, receiving
+    first what the takes of that pass for it (``parts``) hand it."""
     t0 = time.perf_counter()
     held = _held(token)
     s, store = _held(token, k)
@@ -567,10 +569,10 @@ def _visit(token: str, k: int, depth: int, room: int, receive: bool, _after=None
         files = store.propose()
         if store.dir is not None:
             os.sync()
-    return {"layer": layer, "kept": kept, "total": total, "carried": store.carried.get(k, 0), "files": files,
-            "sent": {j: sum(b.nbytes for b in blocks) for j, blocks in store.outbox.items()},
-            "crossing": store.crossing, "received": received, "seconds": time.perf_counter() - t0,
-            "peak_memory": peak_rss()}
+        return {"layer": layer, "kept": kept, "total": total, "carried": store.carried.get(k, 0), "files": files,
+                "sent": {j: sum(b.nbytes for b in blocks) for j, blocks in store.outbox.items()},
+                "crossing": store.crossing, "received": received, "seconds": time.perf_counter() - t0,
+                "peak_memory": peak_rss()}
 
 
 def _take(token: str, k: int, j: int, depth: int, _visited=None) -> list[np.ndarray]:

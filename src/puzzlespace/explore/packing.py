@@ -27,9 +27,11 @@ def pack_marks(marks: np.ndarray) -> np.ndarray:
 
 
 def unpack_marks(block: np.ndarray) -> np.ndarray:
-    """The sorted ranks packed in ``block`` (int64)."""
-    out = np.empty(len(block), dtype=np.int64)
-    return out[:_unpack(block, out)]
+    """The sorted ranks packed in ``block`` (int64; counted first, so that nothing larger
+    is made)."""
+    out = np.empty(_ends(block), dtype=np.int64)
+    _unpack(block, out)
+    return out
 
 
 #: Bytes of a block's frame in a file: its byte count.
@@ -45,17 +47,15 @@ def write_block(f: BinaryIO, block: np.ndarray, check: int) -> int:
     return zlib.crc32(block.data, zlib.crc32(frame, check))
 
 
-def read_blocks(f: BinaryIO) -> Iterator[tuple[np.ndarray, int]]:
-    """The framed blocks of the file ``f`` from where it stands to its end, each with the
-    CRC-32 of the bytes read so far; ValueError at a frame that does not fit the file."""
-    size, check = os.fstat(f.fileno()).st_size, 0
+def read_blocks(f: BinaryIO) -> Iterator[np.ndarray]:
+    """The framed blocks of the file ``f`` from where it stands to its end; ValueError at a
+    frame that does not fit the file."""
+    size = os.fstat(f.fileno()).st_size
     while frame := f.read(FRAME):
         count = int.from_bytes(frame, "little") if len(frame) == FRAME else 0
         if not 0 < count <= size - f.tell():
             raise ValueError("a block's frame does not fit the file")
-        block = np.fromfile(f, dtype=np.uint8, count=count)
-        check = zlib.crc32(block.data, zlib.crc32(frame, check))
-        yield block, check
+        yield np.fromfile(f, dtype=np.uint8, count=count)
 
 
 @nb.njit(cache=True, nogil=True)
@@ -77,6 +77,15 @@ def _pack(ranks, out, write):
             out[at] = np.uint8(gap)
         at += 1
     return at
+
+
+@nb.njit(cache=True, nogil=True)
+def _ends(block):
+    """Ranks packed in ``block``: its bytes that end a gap."""
+    count = 0
+    for byte in block:
+        count += (byte & 128) == 0
+    return count
 
 
 @nb.njit(cache=True, nogil=True)

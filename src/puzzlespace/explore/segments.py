@@ -166,24 +166,23 @@ class SegmentStore:
 
     def received(self, k: int, depth: int) -> Iterator[np.ndarray]:
         """The marks sent to segment ``k`` in pass ``depth - 1``, a part at a time. A
-        resumed file that fails its checksum raises PuzzleError once read (before the pass
-        is kept)."""
+        resumed file that fails its checksum raises PuzzleError before any of it is read."""
         yield from self.inbox.pop(k, [])
         name = f"sent-{depth - 1}-{k}.bin"
         if self.dir is None or name not in self.files:
             return
-        check, corrupt = 0, f"segment file {str(self.dir / name)!r} is corrupt; run it again without --resume"
+        corrupt = f"segment file {str(self.dir / name)!r} is corrupt; run it again without --resume"
         if not (self.dir / name).is_file():
             raise PuzzleError(f"segment file {str(self.dir / name)!r} is missing; run it again without --resume")
+        if name in self.unchecked and _file_crc(self.dir / name) != self.files[name]:
+            raise PuzzleError(corrupt)  # checked whole first: nothing damaged is ever decoded
+        self.unchecked.discard(name)
         with open(self.dir / name, "rb") as f:
             try:
-                for block, check in read_blocks(f):
+                for block in read_blocks(f):
                     yield unpack_marks(block)
             except ValueError:
                 raise PuzzleError(corrupt) from None
-        if name in self.unchecked and crc_text(check) != self.files[name]:
-            raise PuzzleError(corrupt)
-        self.unchecked.discard(name)
 
     def packed(self) -> Iterator[tuple[int, np.ndarray]]:
         """(target segment, its marks packed) for the marks sent so far, which are then
@@ -256,6 +255,15 @@ class SegmentStore:
         for path in self.dir.glob("sent-*.bin"):
             if path.name not in self.files:
                 path.unlink()
+
+
+def _file_crc(path: Path) -> str:
+    """The CRC-32 of a file's bytes, as the manifest names it, read a part at a time."""
+    check = 0
+    with open(path, "rb") as f:
+        while part := f.read(1 << 24):
+            check = zlib.crc32(part, check)
+    return crc_text(check)
 
 
 def _crc(data: np.ndarray) -> str:
