@@ -51,7 +51,7 @@ from ..bits import table_bytes
 from ..resources import human, peak_rss
 from .engine import ExploreResult, kernel_of, new_buffers
 from .packing import unpack_marks, write_block
-from .segments import (SENT_BUFFER, Segment, SegmentStore, crc_text, file_errors, file_parts, first_tables,
+from .segments import (Segment, SegmentStore, crc_text, file_errors, file_parts, first_tables,
                        prepare, result_of, visit)
 
 #: Seconds between checks that every worker holding segments is still there.
@@ -472,11 +472,11 @@ class HeldStore(SegmentStore):
         super().send(k, marks)
         self.crossing += len(marks)
 
-    def flush(self, everything: bool = False) -> None:
-        """Pack the marks sent so far into the outbox (all of them, or when there are many)."""
-        if everything or self.sent_bytes > SENT_BUFFER * 8:
-            for k, block in self.packed():
-                self.outbox.setdefault(k, []).append(block)
+    def delivers(self) -> bool:
+        return True  # with files or without: the marks leave the worker packed
+
+    def deliver(self, k: int, block: np.ndarray) -> None:
+        self.outbox.setdefault(k, []).append(block)
 
     def arrive(self, depth: int, blocks: list[np.ndarray]) -> dict[str, str]:
         """Take the marks sent to this segment in pass ``depth``: kept for the next pass,

@@ -184,22 +184,25 @@ class SegmentStore:
             except ValueError:
                 raise PuzzleError(corrupt) from None
 
-    def packed(self) -> Iterator[tuple[int, np.ndarray]]:
-        """(target segment, its marks packed) for the marks sent so far, which are then
-        forgotten."""
+    def flush(self, everything: bool = False) -> None:
+        """Deliver the marks in memory, packed by target segment (all of them, or when
+        there are many: called as they come, so that they never hold more than
+        ``SENT_BUFFER`` marks), unless :meth:`delivers` says they stay in memory as they
+        are, for the next pass."""
+        if not self.delivers() or not (everything or self.sent_bytes > SENT_BUFFER * 8):
+            return
         sent, self.sent, self.sent_bytes = self.sent, {}, 0
         for k, parts in sent.items():
-            yield k, pack_marks(np.concatenate(parts))
+            self.deliver(k, pack_marks(np.concatenate(parts)))
 
-    def flush(self, everything: bool = False) -> None:
-        """Append the marks in memory to their files, packed (all of them, or when there
-        are many: called as they come, so that they never hold more than ``SENT_BUFFER``
-        marks)."""
-        if self.dir is None or not (everything or self.sent_bytes > SENT_BUFFER * 8):
-            return
-        for k, block in self.packed():
-            with open(self.dir / f"sent-{self.depth}-{k}.bin", "ab") as f:
-                self.sent_crc[k] = write_block(f, block, self.sent_crc.get(k, 0))
+    def delivers(self) -> bool:
+        """Whether marks for other segments are delivered packed (to files), or kept."""
+        return self.dir is not None
+
+    def deliver(self, k: int, block: np.ndarray) -> None:
+        """Append a packed block of marks for segment ``k`` to its file of this pass."""
+        with open(self.dir / f"sent-{self.depth}-{k}.bin", "ab") as f:
+            self.sent_crc[k] = write_block(f, block, self.sent_crc.get(k, 0))
 
     def begin(self, depth: int) -> None:
         """Start pass ``depth``: marks sent and states carried in the last pass come in."""
