@@ -68,6 +68,28 @@ def test_workers_of_several_threads_holding_several_segments(tmp_path):
                                         keep_table=True, antipode_limit=20), ref)
 
 
+@pytest.mark.parametrize("receive_at", [0, 600])
+def test_large_marks_taken_in_by_receive_tasks(client, monkeypatch, receive_at):
+    """Past RECEIVE_AT bytes a segment, a pass's marks are taken in by receive tasks before
+    the next pass (0: every pass after the first; 600 bytes: the larger layers of 3x3 and
+    flip:5x5 only, the others taken by the visits): the same results, every byte checked."""
+    from puzzlespace.explore import cluster
+
+    used = []
+    submit = cluster._Run._submit_receives
+    monkeypatch.setattr(cluster, "RECEIVE_AT", receive_at)
+    monkeypatch.setattr(cluster._Run, "_submit_receives", lambda run, depth: used.append(depth) or submit(run, depth))
+    for name in ("3x3", "flip:5x5"):
+        for segments, count in ((2, 2), (7, 4)):
+            used.clear()
+            reports = []
+            result = explore_distributed(ps.load_puzzle(name), client, segments=segments,
+                                         workers=workers(client, count), keep_table=True, antipode_limit=20,
+                                         layer_done=reports.append)
+            assert_same(result, reference(name))
+            assert used and (len(used) < len(reports) - 1 if receive_at else used == list(range(len(reports) + 1)))
+
+
 def test_which_worker_owns_which_segment_changes_nothing(client):
     ref = reference("3x3")
     names = workers(client, 4)
@@ -270,6 +292,28 @@ def test_the_run_is_not_left_on_the_workers(client):
     explore_distributed(ps.load_puzzle("3x2"), client, segments=2)
     assert all(not held for held in client.run(lambda: len(
         __import__("puzzlespace.explore.cluster", fromlist=["_HELD"])._HELD)).values())
+
+
+@pytest.mark.parametrize("receive_at", [0, 1 << 40])
+def test_a_run_stopped_midway_leaves_the_cluster_usable(client, monkeypatch, receive_at):
+    """An error in the client mid-run (as Ctrl-C would) lets go of every task, with or
+    without receive tasks; no task is left on the scheduler and the next run is exact."""
+    from puzzlespace.explore import cluster
+
+    def stop(depth, done, segments, states):
+        if depth == 12:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(cluster, "RECEIVE_AT", receive_at)
+    with pytest.raises(KeyboardInterrupt):
+        explore_distributed(ps.load_puzzle("3x3"), client, segments=3, workers=workers(client, 3), progress=stop)
+    left = lambda: client.run_on_scheduler(lambda dask_scheduler: len(dask_scheduler.tasks))  # noqa: E731
+    deadline = time.monotonic() + 10
+    while left() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert left() == 0
+    assert_same(explore_distributed(ps.load_puzzle("3x3"), client, segments=3, workers=workers(client, 3),
+                                    keep_table=True, antipode_limit=20), reference("3x3"))
 
 
 def test_a_worker_killed_between_polls_does_not_hang(tmp_path):

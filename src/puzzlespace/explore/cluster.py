@@ -54,6 +54,9 @@ from .packing import unpack_marks, write_block
 from .segments import (Segment, SegmentStore, crc_text, file_errors, file_parts, first_tables,
                        prepare, result_of, visit)
 
+#: Bytes of marks a segment that make the next pass take them in with receive tasks (an
+#: extra task a pass, which lets the senders' copies go before the next pass fills its own).
+RECEIVE_AT = 4 << 20
 #: Seconds between checks that every worker holding segments is still there.
 POLL = 1.0
 #: What an error about the cluster tells the user to install.
@@ -219,7 +222,9 @@ class _Run:
     sizes: dict[int, int] = field(default_factory=dict)
     threads: int = 0
     peak_memory: int = 0
-    received: dict[int, object] = field(default_factory=dict)  # segment -> its receive task of the last pass
+    receives: dict[int, list] = field(default_factory=dict)  # pass -> its receive tasks, until checked
+    received: list | None = None  # the receive tasks the next pass submitted waits for
+    last_sent: int = 0  # bytes of marks the last pass tallied sent
     takes: dict = field(default_factory=dict)  # (from, to) -> the take task of the last pass submitted
     visits: list | None = None  # the visits of the last pass submitted
     ahead: list | None = None  # the visits of the next pass, submitted before this one is done
@@ -227,11 +232,13 @@ class _Run:
     workers: set[str] = field(default_factory=set)
     in_flight: list = field(default_factory=list)  # the tasks submitted and not done
 
-    def submit(self, function, *args, worker: str, key: str):
-        """Run ``function(*args)`` on ``worker`` and nowhere else (the segments are there)."""
+    def submit(self, function, *args, worker: str, key: str, keep: bool = True):
+        """Run ``function(*args)`` on ``worker`` and nowhere else (the segments are there);
+        ``keep``: hold the task in flight, to wait for or cancel."""
         future = self.client.submit(function, *args, workers=[worker], allow_other_workers=False, pure=False,
                                     key=f"{key}-{self.token}")
-        self.in_flight.append(future)
+        if keep:
+            self.in_flight.append(future)
         return future
 
     def open(self, puzzle: Puzzle, segs: list[Segment], keep_table: bool, resumed: SegmentStore | None,
@@ -272,12 +279,14 @@ class _Run:
                 progress(depth, done[0], len(visits), states[0])
 
         summaries = self._wait(visits, depth, each=visited)
-        arrived = self._wait(list(self.received.values()), depth) if self.out is not None else []
-        report = self._tally(depth, summaries, arrived, time.perf_counter() - t0)
+        checked = depth if self.out is not None else depth - 1  # the pass whose marks have all arrived now
+        arrived = self._wait(self.receives.pop(checked, []), depth)
+        report = self._tally(depth, summaries, arrived, checked, time.perf_counter() - t0)
         if layer_done and report.states:
             layer_done(report)
         if not report.states and self.ahead:  # the pass over the empty layer after the last
-            self._arrived(depth, sum(got["received"] for got in self._wait(self.ahead, depth + 1)))
+            tail, taken = self._wait(self.ahead, depth + 1), self._wait(self.receives.pop(depth, []), depth + 1)
+            self._arrived(depth, sum(got["received"] for got in tail) + sum(got["bytes"] for got in taken))
             self.ahead = None
         found = [r for got in summaries for r in got["kept"]][:max(room, 0)]
         return report.states, found, sum(got["total"] for got in summaries)
@@ -285,29 +294,43 @@ class _Run:
     def _submit_pass(self, depth: int, room: int) -> list:
         """Submit pass ``depth``'s tasks: a visit of every segment, the takes of its marks
         for every other segment and, with files, every segment's receive; returns the
-        visits. Without files a visit receives the takes of the pass before itself."""
+        visits. Without files a visit receives the takes of the pass before itself, unless
+        that pass's marks are large (the last pass tallied sent ``RECEIVE_AT`` bytes a
+        segment or more): then receives take them in first, and the senders' copies are
+        let go before the next pass fills its own."""
         n = len(self.owners)
+        if self.out is None and self.visits is not None and self.last_sent >= RECEIVE_AT * n:
+            self._submit_receives(depth - 1)
+        received, self.received = self.received, None
 
         def after(k: int) -> tuple:  # _visit's arguments after ``room``: what must be done first, then the marks
-            if self.out is not None or self.visits is None:
-                return False, self.received.get(k)
+            if self.visits is None or received is not None:
+                return False, received
             return (True, [self.visits[k]] + [self.takes[k, j] for j in range(n) if j != k],
                     *[self.takes[j, k] for j in range(n) if j != k])
 
         visits = self.visits = [self.submit(_visit, self.token, k, depth, room, *after(k), worker=self.owners[k],
                                             key=f"visit-{depth}-{k}") for k in range(n)]
+        # Not kept in flight: a take's marks are let go as soon as the tasks that need them are done.
         self.takes = {(k, j): self.submit(_take, self.token, k, j, depth, visits[k], worker=self.owners[k],
-                                          key=f"take-{depth}-{k}-{j}")
+                                          key=f"take-{depth}-{k}-{j}", keep=False)
                       for k in range(n) for j in range(n) if j != k}
         if self.out is not None:
-            self.received = {j: self.submit(_receive, self.token, j, depth, visits[j],
-                                            *[self.takes[k, j] for k in range(n) if k != j],
-                                            worker=self.owners[j], key=f"receive-{depth}-{j}") for j in range(n)}
+            self._submit_receives(depth)
         return visits
 
-    def _tally(self, depth: int, summaries: list[dict], arrived: list[dict], seconds: float) -> LayerReport:
+    def _submit_receives(self, depth: int) -> None:
+        """Submit every segment's receive of the marks sent to it in pass ``depth``; the
+        next pass's visits wait for all of them (and so for every take of the pass)."""
+        n = len(self.owners)
+        self.receives[depth] = self.received = [
+            self.submit(_receive, self.token, j, depth, self.visits[j], *[self.takes[k, j] for k in range(n) if k != j],
+                        worker=self.owners[j], key=f"receive-{depth}-{j}") for j in range(n)]
+
+    def _tally(self, depth: int, summaries: list[dict], arrived: list[dict], checked: int,
+               seconds: float) -> LayerReport:
         """Keep what pass ``depth`` reported (files, counts) and sum it up; every byte
-        sent must have been received (by the receives, or by the next pass's visits)."""
+        pass ``checked`` sent must have been received (by receives, or by the visits)."""
         self.files, sent, busy = {}, 0, {}
         for k, got in enumerate(summaries):
             self.files.update(got["files"])
@@ -317,11 +340,8 @@ class _Run:
             self.peak_memory = max(self.peak_memory, got["peak_memory"])
         for got in arrived:
             self.files.update(got["files"])
-        self.sent[depth] = sent
-        if self.out is None:
-            self._arrived(depth - 1, sum(got["received"] for got in summaries))
-        else:
-            self._arrived(depth, sum(got["bytes"] for got in arrived))
+        self.sent[depth] = self.last_sent = sent
+        self._arrived(checked, sum(got["received"] for got in summaries) + sum(got["bytes"] for got in arrived))
         between = sum(size for k, got in enumerate(summaries) for j, size in got["sent"].items()
                       if self.owners[k] != self.owners[j])
         slowest = max(busy, key=busy.get)
@@ -365,10 +385,13 @@ class _Run:
             raise WorkerLost(_lost_message(lost, depth, self.out))
 
     def release(self) -> None:
-        """Cancel the tasks still to run (after an error or Ctrl-C, none may touch a
-        segment again) and drop the run's segments from every worker still there."""
+        """Let go of the run's tasks, so that those still to run are forgotten, and drop its
+        segments from every worker still there (after an error or Ctrl-C, a task that
+        starts all the same finds no segment to touch). The tasks are released, not
+        cancelled: Dask's cancel fails on a task whose dependents no client holds (a take)."""
+        for future in [*self.in_flight, *self.takes.values()]:
+            future.release()
         try:
-            self.client.cancel(self.in_flight)
             self.client.run(_release, self.token, workers=sorted(self.workers & set(self.client.nthreads())),
                             on_error="ignore")
         except Exception:  # noqa: BLE001 - the cluster may be gone; nothing is left to free then
