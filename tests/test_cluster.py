@@ -265,10 +265,10 @@ def test_cli_cluster_errors(args, message):
 
 
 def test_cli_refuses_workers_too_small_for_their_segments():
-    """7x2 on 4 workers of 3.2 GB: each would hold 2.7 GB of table, above what Dask lets
+    """7x2 on 4 workers of 2.95 GB: each would hold 2.7 GB of table, above what Dask lets
     a worker keep with the process and the marks in flight."""
     t0 = time.monotonic()
-    result = run_cli(["explore", "7x2", "--workers", "4", "--max-memory", "12G"])
+    result = run_cli(["explore", "7x2", "--workers", "4", "--max-memory", "11G"])
     assert result.exit_code == 2 and "each worker would hold 2.5 GiB of segments" in result.stderr
     assert "--out DIR" in result.stderr and time.monotonic() - t0 < 10
     assert run_cli(["explore", "3x2", "--workers", "2", "--max-memory", "3G", "--json"]).exit_code == 0

@@ -96,7 +96,7 @@ def local_cluster(workers: int, threads: int = 1, memory_limit: int | None = Non
 #: Memory a worker needs besides its segments: the process (Python, NumPy, numba, Dask)
 #: and the marks in flight of the largest layers (its peak, measured in docs/scaling.md,
 #: with a margin).
-WORKER_OVERHEAD = 550_000_000
+WORKER_OVERHEAD = 400_000_000
 
 
 def check_worker_memory(index, workers: int, segments: int | None, tables: int, memory_limit: int) -> None:

@@ -418,7 +418,8 @@ def visit(s: Segment, depth: int, index, kernel, store: SegmentStore, keep_table
         if len(marks) and (marks.min() < s.lo or marks.max() >= s.hi):  # a damaged file: never merged
             raise PuzzleError(f"marks sent to segment {s.k} fall outside it: its file is corrupt; run it again "
                               "without --resume")
-        layer += int(merge_marks(table, marks - s.lo, len(marks), now, frontier))
+        marks -= s.lo
+        layer += int(merge_marks(table, marks, len(marks), now, frontier))
     kept, total = [], store.sizes_before.get(s.k, 0)
     if depth > 0:
         if room > 0 and total:
