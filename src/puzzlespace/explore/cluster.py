@@ -363,21 +363,31 @@ class _Run:
         """The results of ``futures``, in order; stop with a PuzzleError as soon as a
         worker holding segments has left the cluster."""
         distributed = _distributed()
-        pending = set(futures)
+        pending, results = set(futures), {}
         while pending:
             try:
                 done, pending = distributed.wait(pending, timeout=POLL, return_when="FIRST_COMPLETED")
             except (TimeoutError, distributed.TimeoutError):
                 done = set()
             for future in done:
-                if future.status != "finished":
-                    self._check_workers(depth)
-                    _raise_remote(future, depth, self.out)
+                results[future.key] = self._result(future, depth)
                 if each:
-                    each(future.result())
+                    each(results[future.key])
             if not done:
                 self._check_workers(depth)
-        return [f.result() for f in futures]
+        return [results[f.key] for f in futures]
+
+    def _result(self, future, depth: int):
+        """A done task's result; when it failed, a lost worker is named first (a result
+        held by a worker that is then lost is computed again, and so can fail after it was
+        seen finished)."""
+        if future.status == "finished":
+            try:
+                return future.result()
+            except Exception:  # noqa: BLE001 - named below, or raised as it is
+                pass
+        self._check_workers(depth)
+        _raise_remote(future, depth, self.out)
 
     def _check_workers(self, depth: int) -> None:
         lost = sorted(self.workers - set(self.client.nthreads()))
