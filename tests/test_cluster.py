@@ -75,19 +75,34 @@ def test_large_marks_taken_in_by_receive_tasks(client, monkeypatch, receive_at):
     flip:5x5 only, the others taken by the visits): the same results, every byte checked."""
     from puzzlespace.explore import cluster
 
-    used = []
-    submit = cluster._Run._submit_receives
+    used, chains = [], {}
+    submit_receives, submit = cluster._Run._submit_receives, cluster._Run.submit
+
+    def spy(run, function, *args, **kwargs):  # each receive: (target, pass) -> the senders of each link
+        if function is cluster._receive:
+            chains.setdefault((args[1], args[2]), []).append([run.owners[k] for k in args[3]])
+        return submit(run, function, *args, **kwargs)
+
     monkeypatch.setattr(cluster, "RECEIVE_AT", receive_at)
-    monkeypatch.setattr(cluster._Run, "_submit_receives", lambda run, depth: used.append(depth) or submit(run, depth))
+    monkeypatch.setattr(cluster._Run, "_submit_receives",
+                        lambda run, depth: used.append(depth) or submit_receives(run, depth))
+    monkeypatch.setattr(cluster._Run, "submit", spy)
     for name in ("3x3", "flip:5x5"):
         for segments, count in ((2, 2), (7, 4)):
             used.clear()
+            chains.clear()
             reports = []
             result = explore_distributed(ps.load_puzzle(name), client, segments=segments,
                                          workers=workers(client, count), keep_table=True, antipode_limit=20,
                                          layer_done=reports.append)
             assert_same(result, reference(name))
             assert used and (len(used) < len(reports) - 1 if receive_at else used == list(range(len(reports) + 1)))
+            # a chain a target: one link a sending worker, every other segment in one link
+            assert sorted({depth for _, depth in chains}) == sorted(used)
+            for links in chains.values():
+                assert all(len(set(owners)) == 1 for owners in links)
+                assert len({owners[0] for owners in links}) == len(links)
+                assert sum(map(len, links)) == segments - 1
 
 
 def test_which_worker_owns_which_segment_changes_nothing(client):

@@ -40,18 +40,18 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
 from .._version import __version__
 from ..contracts import PuzzleRules as Puzzle
 from ..errors import PuzzleError
-from ..bits import table_bytes
+from ..bits import layer_value, new_blocks, table_bytes
 from ..resources import human, peak_rss
 from .engine import ExploreResult, kernel_of, new_buffers
 from .packing import unpack_marks, write_block
-from .segments import (Segment, SegmentStore, crc_text, file_errors, file_parts, first_tables,
+from .segments import (Segment, SegmentStore, crc_text, file_errors, file_parts, first_tables, merge_sent,
                        prepare, result_of, visit)
 
 #: Bytes of marks a segment that make the next pass take them in with receive tasks (an
@@ -320,12 +320,26 @@ class _Run:
         return visits
 
     def _submit_receives(self, depth: int) -> None:
-        """Submit every segment's receive of the marks sent to it in pass ``depth``; the
-        next pass's visits wait for all of them (and so for every take of the pass)."""
+        """Submit every segment's receives of the marks sent to it in pass ``depth``: with
+        files one receive writes them all to its file; in memory a chain of receives
+        merges them, one sending worker's at a time, so that a worker holds no more than
+        one worker's marks for a segment as they come in. The next pass's visits wait for
+        every chain (and so for every take of the pass)."""
         n = len(self.owners)
-        self.receives[depth] = self.received = [
-            self.submit(_receive, self.token, j, depth, self.visits[j], *[self.takes[k, j] for k in range(n) if k != j],
-                        worker=self.owners[j], key=f"receive-{depth}-{j}") for j in range(n)]
+        links, ends = [], []
+        for j in range(n):
+            senders = [(j + i) % n for i in range(1, n)]  # each target starts with a different sender
+            groups: dict[str, list[int]] = {}
+            for k in senders:
+                groups.setdefault(self.owners[k] if self.out is None else "", []).append(k)
+            before = self.visits[j]
+            for group in groups.values() or [[]]:
+                before = self.submit(_receive, self.token, j, depth, group, before,
+                                     *[self.takes[k, j] for k in group], worker=self.owners[j],
+                                     key=f"receive-{depth}-{j}-{len(links)}")
+                links.append(before)
+            ends.append(before)
+        self.receives[depth], self.received = links, ends
 
     def _tally(self, depth: int, summaries: list[dict], arrived: list[dict], checked: int,
                seconds: float) -> LayerReport:
@@ -468,15 +482,15 @@ class HeldStore(SegmentStore):
     :meth:`arrive`. The files a pass proposes become the segment's checkpoint when the
     next pass begins (the client names them in the manifest in between)."""
 
-    def __init__(self, k: int, out_dir: Path | None, keep_table: bool):
+    def __init__(self, s: Segment, senders: list[int], out_dir: Path | None, keep_table: bool, depth: int):
         super().__init__(out_dir, keep_table)
-        self.k = k
+        self.segment, self.k = s, s.k
         self.outbox: dict[int, list[np.ndarray]] = {}
-        self.arrived: list[np.ndarray] = []
         self.crossing = 0
         self.proposed: tuple[dict, dict] | None = None
-        self.visited = -1  # the last pass that visited the segment
-        self.received_in = -1  # the last pass whose marks for the segment arrived
+        self.visited = depth - 1  # the last pass that visited the segment
+        # sender segment -> the last pass whose marks from it arrived (pass ``depth`` is next)
+        self.received_from = dict.fromkeys(senders, depth - 1)
         self.taken: dict[int, int] = {}  # target segment -> the last pass whose marks for it were taken
 
     def begin(self, depth: int) -> None:
@@ -485,8 +499,7 @@ class HeldStore(SegmentStore):
             self.slot.update(slots)
             self.proposed = None
         super().begin(depth)
-        self.inbox = {self.k: self.arrived} if self.arrived else {}
-        self.arrived, self.outbox, self.crossing = [], {}, 0
+        self.outbox, self.crossing = {}, 0
 
     def drop_unfinished(self, depth: int) -> None:
         """The client drops an interrupted pass's marks (the files are shared)."""
@@ -495,11 +508,6 @@ class HeldStore(SegmentStore):
         files = dict(self.next_files if self.proposed is None else self.proposed[0], **(arrived or {}))
         self.proposed = (files, dict(self.next_slot if self.proposed is None else self.proposed[1]))
         return files
-
-    def received(self, k: int, depth: int) -> Iterator[np.ndarray]:
-        for block in self.inbox.pop(k, []):
-            yield unpack_marks(block)
-        yield from super().received(k, depth)
 
     def send(self, k: int, marks: np.ndarray) -> None:
         super().send(k, marks)
@@ -512,11 +520,17 @@ class HeldStore(SegmentStore):
         self.outbox.setdefault(k, []).append(block)
 
     def arrive(self, depth: int, blocks: list[np.ndarray]) -> dict[str, str]:
-        """Take the marks sent to this segment in pass ``depth``: kept for the next pass,
-        in memory or (with files) in ``sent-<depth>-<k>.bin``; returns that file's name
-        and checksum."""
-        if self.dir is None or not blocks:
-            self.arrived = blocks
+        """Take the marks sent to this segment in pass ``depth`` (after its visit of that
+        pass): merged into its table at once, as states of the next layer carried into
+        it, or (with files) kept for the next pass in ``sent-<depth>-<k>.bin``; returns
+        that file's name and checksum."""
+        if self.dir is None:
+            flags = self.flags.setdefault(self.k, (new_blocks(self.segment.hi - self.segment.lo) + 1,) * 2)[1]
+            added = merge_sent(self.segment, self.tables[("seg", self.k)], map(unpack_marks, blocks),
+                               layer_value(depth + 1), flags)
+            self.carried[self.k] = self.carried.get(self.k, 0) + added
+            return {}
+        if not blocks:
             return {}
         name, check = f"sent-{depth}-{self.k}.bin", 0
         with open(self.dir / name, "wb") as f:
@@ -524,7 +538,6 @@ class HeldStore(SegmentStore):
                 check = write_block(f, block, check)
             f.flush()
             os.fsync(f.fileno())
-        self.arrived = []
         return {name: crc_text(check)}
 
 
@@ -564,8 +577,7 @@ def _open(token: str, puzzle: Puzzle, s: Segment, starts: np.ndarray, out: Path 
         if s.k in held.segments:
             raise PuzzleError(f"segment {s.k} was opened twice (Dask ran its task again after losing a worker); "
                               "run it again")
-        store = HeldStore(s.k, out, keep_table)
-        store.visited = store.received_in = depth - 1
+        store = HeldStore(s, [j for j in range(len(starts) + 1) if j != s.k], out, keep_table, depth)
         held.segments[s.k] = (s, store)
     with held.visiting:
         if resumed is None:
@@ -590,8 +602,8 @@ def _visit(token: str, k: int, depth: int, room: int, receive: bool, _after=None
     t0 = time.perf_counter()
     held = _held(token)
     s, store = _held(token, k)
-    received = _accept(store, depth - 1, parts)[0] if receive else 0
-    if not store.visited == store.received_in == depth - 1:
+    received = _accept(store, depth - 1, list(store.received_from), parts)[0] if receive else 0
+    if store.visited != depth - 1 or any(done != depth - 1 for done in store.received_from.values()):
         raise _ran_twice(depth)
     store.visited = depth
     with held.visiting:
@@ -617,20 +629,23 @@ def _take(token: str, k: int, j: int, depth: int, _visited=None) -> list[np.ndar
     return store.outbox.pop(j, [])
 
 
-def _accept(store: HeldStore, depth: int, parts: tuple[list[np.ndarray], ...]) -> tuple[int, dict[str, str]]:
-    """Give ``store`` the marks sent to its segment in pass ``depth`` (once, after its own
-    visit of that pass); (their bytes, the file written)."""
-    if store.visited != depth or store.received_in != depth - 1:
+def _accept(store: HeldStore, depth: int, senders: list[int], parts: Sequence[list[np.ndarray]]
+            ) -> tuple[int, dict[str, str]]:
+    """Give ``store`` the marks that segments ``senders`` sent to its segment in pass
+    ``depth`` (``parts``, in that order; once, after its own visit of that pass); (their
+    bytes, the file written)."""
+    if store.visited != depth or any(store.received_from[k] != depth - 1 for k in senders):
         raise _ran_twice(depth)
-    store.received_in = depth
+    store.received_from.update(dict.fromkeys(senders, depth))
     blocks = [b for part in parts for b in part]
     return sum(b.nbytes for b in blocks), store.arrive(depth, blocks)
 
 
-def _receive(token: str, j: int, depth: int, _visited, *parts: list[np.ndarray]) -> dict:
-    """Give segment ``j`` the marks sent to it in pass ``depth``, in its file."""
+def _receive(token: str, j: int, depth: int, senders: list[int], _before, *parts: list[np.ndarray]) -> dict:
+    """Give segment ``j`` the marks that ``senders`` sent to it in pass ``depth``, after
+    the task ``_before`` (its visit of the pass, or the receive before in its chain)."""
     store = _held(token, j)[1]
-    received, files = _accept(store, depth, parts)
+    received, files = _accept(store, depth, senders, parts)
     store.propose(files)
     return {"bytes": received, "files": files}
 

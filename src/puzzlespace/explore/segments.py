@@ -41,7 +41,7 @@ from contextlib import contextmanager
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Iterable, Iterator
 
 import numba as nb
 import numpy as np
@@ -413,13 +413,7 @@ def visit(s: Segment, depth: int, index, kernel, store: SegmentStore, keep_table
     tablebase = store.load("tb", s.k, span) if keep_table else None
     last, frontier = store.flags.pop(s.k, None) or (new_blocks(span) + 1, new_blocks(span) + 1)
     now, before = layer_value(depth), layer_value(depth - 1)
-    layer = store.carried_in.get(s.k, 0)
-    for marks in store.received(s.k, depth):
-        if len(marks) and (marks.min() < s.lo or marks.max() >= s.hi):  # a damaged file: never merged
-            raise PuzzleError(f"marks sent to segment {s.k} fall outside it: its file is corrupt; run it again "
-                              "without --resume")
-        marks -= s.lo
-        layer += int(merge_marks(table, marks, len(marks), now, frontier))
+    layer = store.carried_in.get(s.k, 0) + merge_sent(s, table, store.received(s.k, depth), now, frontier)
     kept, total = [], store.sizes_before.get(s.k, 0)
     if depth > 0:
         if room > 0 and total:
@@ -437,6 +431,21 @@ def visit(s: Segment, depth: int, index, kernel, store: SegmentStore, keep_table
     if tablebase is not None:
         store.keep("tb", s.k, tablebase)
     return layer, kept, total
+
+
+def merge_sent(s: Segment, table: np.ndarray, parts: Iterable[np.ndarray], value: int, flags: np.ndarray) -> int:
+    """Merge the ranks sent to segment ``s`` (arrays of global ranks, shifted in place to
+    the segment) as states of ``value``, flagging their blocks in ``flags``; returns the
+    new states. A part with a rank outside the segment (a damaged file) raises
+    PuzzleError before it is merged."""
+    added = 0
+    for marks in parts:
+        if len(marks) and (marks.min() < s.lo or marks.max() >= s.hi):
+            raise PuzzleError(f"marks sent to segment {s.k} fall outside it: its file is corrupt; run it again "
+                              "without --resume")
+        marks -= s.lo
+        added += int(merge_marks(table, marks, len(marks), value, flags))
+    return added
 
 
 def _close(index, table: np.ndarray, span: int, before: int, now: int, last: np.ndarray,
