@@ -13,9 +13,11 @@ that touches a segment is pinned to its owner. A pass over layer ``d`` is, per s
    target's owner gets them: Dask moves only these between workers. They are the
    target's marks for the next pass. With ``out_dir``, a ``receive`` task writes them to
    its ``sent-<d>-<k>.bin`` file before the checkpoint names it (the checkpoint is the
-   segments engine's, and either engine resumes the other's); without it, the target's
-   next visit takes them, and the client submits each pass before waiting for the one
-   before (after the last layer, one pass over an empty layer runs for nothing).
+   segments engine's, and either engine resumes the other's); without it, they are
+   merged into the target's table as they arrive, by the target's next visit or, when
+   they are large, by a chain of ``receive`` tasks before it, one sending worker's marks
+   a link; the client submits each pass before waiting for the one before (after the
+   last layer, one pass over an empty layer runs for nothing).
 
 The client waits for each pass, writes the manifest (the checkpoint) and reports the
 layer: states, bytes sent between workers, the slowest worker. While it
@@ -25,7 +27,8 @@ machine gone) takes its segments with it, and the run stops with a PuzzleError w
 checkpoint on any number of workers.
 
 Worker memory: the segments it holds (2 bits per state, or one segment at a time with
-``out_dir``), mark buffers per thread and the packed marks in flight. That memory is not
+``out_dir``), mark buffers per thread and the packed marks in flight: its own outgoing
+marks of a pass and, as they come in, one sending worker's for one of its segments. That memory is not
 Dask's to spill: a local cluster is started with pausing and spilling off (see
 :func:`local_cluster`).
 """
@@ -54,8 +57,9 @@ from .packing import unpack_marks, write_block
 from .segments import (Segment, SegmentStore, crc_text, file_errors, file_parts, first_tables, merge_sent,
                        prepare, result_of, visit)
 
-#: Bytes of marks a segment that make the next pass take them in with receive tasks (an
-#: extra task a pass, which lets the senders' copies go before the next pass fills its own).
+#: Bytes of marks a segment that make the next pass take them in with chains of receive
+#: tasks (a task a sending worker, which lets each sender's copy go as soon as it is
+#: merged, and holds one sender's marks at a time on the target).
 RECEIVE_AT = 4 << 20
 #: Seconds between checks that every worker holding segments is still there.
 POLL = 1.0
@@ -96,7 +100,7 @@ def local_cluster(workers: int, threads: int = 1, memory_limit: int | None = Non
 #: Memory a worker needs besides its segments: the process (Python, NumPy, numba, Dask)
 #: and the marks in flight of the largest layers (its peak, measured in docs/scaling.md,
 #: with a margin).
-WORKER_OVERHEAD = 400_000_000
+WORKER_OVERHEAD = 360_000_000
 
 
 def check_worker_memory(index, workers: int, segments: int | None, tables: int, memory_limit: int) -> None:
