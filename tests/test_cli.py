@@ -223,7 +223,8 @@ def test_batch_csv_and_json_lines(tmp_path):
     r = run("batch", "3x3", str(src))
     assert r.exit_code == 0, r.output
     rows = [line.split(",") for line in r.stdout.strip().splitlines()]
-    assert rows[0] == ["id", "status", "length", "nodes", "seconds", "moves", "error"]
+    assert rows[0] == ["id", "status", "length", "nodes", "seconds", "moves", "error", "lower_bound"]
+    assert [row[-1] for row in rows[1:]] == ["31", "2", ""]
     assert [row[:3] for row in rows[1:]] == [["17", "solved", "31"], ["2", "solved", "2"], ["3", "unsolvable", ""]]
     assert "solved 2 of 3" in r.stderr
     out = tmp_path / "out.jsonl"

@@ -26,6 +26,7 @@ from click.testing import CliRunner
 
 import puzzlespace as ps
 from puzzlespace import datafile
+from puzzlespace.batch import FIELDS
 from puzzlespace.cli import app
 from puzzlespace.errors import PuzzleError
 from puzzlespace.explore import checkpoint
@@ -473,7 +474,7 @@ def test_fuzzed_batch_files_answer_every_line(tmp_path_factory, lines):
     if r.stdout:
         rows = list(csv.DictReader(io.StringIO(r.stdout)))
         assert all(row["status"] in ("solved", "unsolvable", "stopped", "invalid") for row in rows)
-        assert all(len(row) == 7 for row in rows)
+        assert all(len(row) == len(FIELDS) for row in rows)
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full on this system")

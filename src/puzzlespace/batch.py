@@ -13,20 +13,23 @@ from __future__ import annotations
 import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Iterable, Iterator, Sequence
 
 from .errors import PuzzleError, SearchStopped, Unsolvable
 from .families.base import Puzzle, State
 from .solver import Plan, plan_solving, solve
 
-FIELDS = ("id", "status", "length", "nodes", "seconds", "moves", "error")
+FIELDS = ("id", "status", "length", "nodes", "seconds", "moves", "error", "lower_bound")
 
 
 @dataclass
 class BatchResult:
     """The outcome for one line: ``status`` is ``solved``, ``unsolvable``, ``stopped`` or
     ``invalid`` (a line that is not a position of the puzzle; ``reason`` says why and
-    ``start`` is empty)."""
+    ``start`` is empty). ``lower_bound``: the optimum is at least this many moves (the
+    length itself when the solution is proven optimal; for a stopped search, what it
+    proved)."""
 
     id: str
     start: State
@@ -36,10 +39,12 @@ class BatchResult:
     seconds: float
     moves: list
     reason: str = ""
+    lower_bound: int | None = None
 
     def row(self) -> dict:
         """The record written per line (CSV columns :data:`FIELDS`; JSON adds ``start`` and ``reason``)."""
-        return {"id": self.id, "status": self.status, "length": self.length, "nodes": self.nodes,
+        return {"id": self.id, "status": self.status, "length": self.length, "lower_bound": self.lower_bound,
+                "nodes": self.nodes,
                 "seconds": round(self.seconds, 6), "moves": " ".join(map(str, self.moves)),
                 "error": self.reason if self.status == "invalid" else ""}
 
@@ -96,9 +101,11 @@ def solve_all(
     time_limit: float | None = None,
     problem=None,
     plan: Plan | None = None,
+    weight: Fraction | float | str = 1,
     **pdb_options,
 ) -> Iterator[BatchResult]:
-    """Solve every position, ``threads`` at a time; yield the results in input order.
+    """Solve every position, ``threads`` at a time (within ``weight`` of the optimum, see
+    :func:`~puzzlespace.solver.solve`); yield the results in input order.
 
     One :class:`~puzzlespace.solver.Plan` for all positions (``plan``, or
     :func:`~puzzlespace.solver.plan_solving`'s): a cached tablebase when there is one,
@@ -110,13 +117,15 @@ def solve_all(
     def one(item: tuple[str, State]) -> BatchResult:
         ident, start = item
         try:
-            sol = solve(puzzle, start, time_limit=time_limit, plan=plan)
+            sol = solve(puzzle, start, time_limit=time_limit, plan=plan, weight=weight)
         except Unsolvable as exc:
             return BatchResult(ident, start, "unsolvable", None, 0, 0.0, [], exc.verdict.reason)
         except SearchStopped as exc:
-            return BatchResult(ident, start, "stopped", None, exc.nodes, exc.seconds, [], str(exc))
+            return BatchResult(ident, start, "stopped", None, exc.nodes, exc.seconds, [], str(exc),
+                               lower_bound=exc.lower_bound)
         primary = next(iter(sol.notations.values()), sol.moves)
-        return BatchResult(ident, start, "solved", sol.length, sol.nodes, sol.seconds, list(primary))
+        return BatchResult(ident, start, "solved", sol.length, sol.nodes, sol.seconds, list(primary),
+                           lower_bound=sol.proven_lower_bound)
 
     pool = ThreadPoolExecutor(max_workers=max(1, threads), thread_name_prefix="puzzlespace-batch")
     try:

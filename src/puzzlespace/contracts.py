@@ -119,7 +119,8 @@ class StateIndex(FrontierSpace, Protocol):
 class IDAProblem(Protocol):
     """A problem :func:`puzzlespace.search.ida.ida_star` can search: an admissible bound of
     a start position, whether the graph is bipartite (then every bound keeps the parity of
-    the true distance, and IDA* steps its threshold by 2), and one depth-first pass."""
+    the true distance, and IDA* steps its threshold by 2), and one depth-first pass,
+    plain or weighted."""
 
     bipartite: bool
 
@@ -127,11 +128,14 @@ class IDAProblem(Protocol):
         """A lower bound of the moves from ``state`` to the goal (0 exactly at the goal)."""
         ...
 
-    def pass_function(self, start: Sequence[int], bound: int, ctl: np.ndarray, path: np.ndarray):
+    def pass_function(self, start: Sequence[int], bound: int, ctl: np.ndarray, path: np.ndarray,
+                      weight: tuple[int, int] = (1, 1)):
         """One pass of depth-first search below ``bound`` as a function of no arguments.
 
-        The function returns the search module's status (found, not found, stopped); it
-        reads ``ctl`` for a stop request and writes there the nodes it generated and the
-        smallest bound it pruned; on success ``path`` holds the moves (-1 after the last).
+        A node is cut when ``weight[0] * g + weight[1] * h`` (g its depth, h its bound)
+        exceeds ``bound``; (1, 1) is plain IDA*. The function returns the search module's
+        status (found, not found, stopped); it reads ``ctl`` for a stop request and writes
+        there the nodes it generated and the smallest cut value; on success ``path``
+        holds the moves (-1 after the last; it has room for ``bound // weight[0]``).
         """
         ...

@@ -9,18 +9,22 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field, replace
+from fractions import Fraction
 from typing import Callable
 
 from .errors import DamagedFile, PuzzleError, Undecided, Unsolvable
 from .families.base import Puzzle, State, Verdict
 from .search import bfs as bfs_search
+from .search.ida import weight_coefficients
 
 METHODS = ("auto", "bfs", "bibfs", "ida", "table")
 
 
 @dataclass
 class Solution:
-    """A proven-optimal solution, already replayed and checked against the rules.
+    """A solution, already replayed and checked against the rules: proven optimal, or
+    (weighted search) at most ``weight`` times the optimum, which is at least
+    ``lower_bound``.
 
     ``moves`` are the family's move codes; ``path`` holds every position from start to
     goal; ``nodes`` counts the states the search generated.
@@ -33,9 +37,19 @@ class Solution:
     method: str
     nodes: int
     seconds: float
-    optimal: bool = True
     notations: dict[str, list] = field(default_factory=dict)
     heuristic: str = ""
+    lower_bound: int | None = None  # None: the length itself (proven optimal)
+    weight: Fraction = Fraction(1)
+
+    @property
+    def optimal(self) -> bool:
+        return self.lower_bound is None or self.lower_bound == self.length
+
+    @property
+    def proven_lower_bound(self) -> int:
+        """The optimum is at least this many moves."""
+        return self.length if self.lower_bound is None else self.lower_bound
 
     @property
     def length(self) -> int:
@@ -50,6 +64,8 @@ class Solution:
             "goal": list(self.puzzle.goal),
             "length": self.length,
             "optimal": self.optimal,
+            "lower_bound": self.proven_lower_bound,
+            "weight": float(self.weight),
             "moves": primary,
             "notations": self.notations,
             "path": [list(s) for s in self.path],
@@ -208,9 +224,11 @@ def solve(
     heuristic: str = "auto",
     problem=None,
     plan: Plan | None = None,
+    weight: Fraction | float | str = 1,
     **pdb_options,
 ) -> Solution:
-    """An optimal solution of ``start``.
+    """An optimal solution of ``start``, or with ``weight`` W > 1 one at most W times as
+    long as the optimum, found by weighted IDA* (other methods give the optimum).
 
     How is decided by :func:`plan_solving` from ``method``, ``table`` (a loaded
     :class:`~puzzlespace.explore.tablebase.Tablebase`), ``heuristic`` and ``problem``, or
@@ -226,6 +244,7 @@ def solve(
     PuzzleError
         For an unknown method, or a heuristic the puzzle does not have.
     """
+    q, p = weight_coefficients(weight)
     try:
         verdict = puzzle.check(start)
     except Undecided:
@@ -249,7 +268,7 @@ def solve(
             t0 = time.perf_counter()
         from .search.ida import ida_star
 
-        found = ida_star(plan.problem, start, time_limit=time_limit, progress=progress)
+        found = ida_star(plan.problem, start, time_limit=time_limit, progress=progress, weight=weight)
     else:
         run = bfs_search.bfs if method == "bfs" else bfs_search.bidirectional_bfs
         found = run(puzzle, start, puzzle.goal, time_limit=time_limit)
@@ -260,8 +279,9 @@ def solve(
     path = puzzle.replay(start, moves)
     if path[-1] != puzzle.goal:
         raise AssertionError(f"internal error: the {method} solution does not reach the goal")
-    return Solution(puzzle, start, moves, path, method, nodes, seconds,
-                    notations=puzzle.move_notations(path, moves), heuristic=used)
+    lower = found.lower_bound if method == "ida" else None
+    return Solution(puzzle, start, moves, path, method, nodes, seconds, notations=puzzle.move_notations(path, moves),
+                    heuristic=used, lower_bound=None if lower == len(moves) else lower, weight=Fraction(p, q))
 
 
 def _exhausted() -> Verdict:

@@ -213,8 +213,10 @@ class TokenSearchProblem:
         """The bound h of ``state``: max(distance sum + conflicts, walking distance)."""
         return max(self.distance_sum(state) + self.conflict_sum(state), self.walking_distance(state))
 
-    def pass_function(self, start: Sequence[int], bound: int, ctl: np.ndarray, path: np.ndarray):
-        """One depth-first pass from ``start`` below ``bound``, as a function of no arguments."""
+    def pass_function(self, start: Sequence[int], bound: int, ctl: np.ndarray, path: np.ndarray,
+                      weight: tuple[int, int] = (1, 1)):
+        """One depth-first pass from ``start`` below ``bound``, as a function of no arguments
+        (``f = weight[0] * g + weight[1] * h``)."""
         tiles = np.asarray(start, dtype=np.int64).copy()
         blank = int(np.flatnonzero(tiles == 0)[0])
         keys = np.concatenate([
@@ -225,8 +227,8 @@ class TokenSearchProblem:
         md, lc, wd = self.distance_sum(start), self.conflict_sum(start), self.walking_distance(start)
         ctl[_WALKS] = len(self.walk_tables)
         return lambda: _dfs(tiles, np.int64(blank), np.int64(-1), np.int64(0), np.int64(md), np.int64(lc),
-                            np.int64(wd), np.int64(bound), self.graph, self.moves, self.table, keys,
-                            self.walk_trans, ctl, path)
+                            np.int64(wd), np.int64(bound), np.int64(weight[0]), np.int64(weight[1]), self.graph,
+                            self.moves, self.table, keys, self.walk_trans, ctl, path)
 
 
 @nb.njit(cache=True)
@@ -271,8 +273,9 @@ def _conflict_table(length: int) -> np.ndarray:
 
 
 @nb.njit(cache=True, nogil=True)
-def _dfs(tiles, blank, prev, g, md, lc, wd, bound, graph, moves, table, keys, walk_trans, ctl, path):
-    """One depth-first pass below ``bound``; returns FOUND, NOT_FOUND or STOPPED.
+def _dfs(tiles, blank, prev, g, md, lc, wd, bound, wg, wh, graph, moves, table, keys, walk_trans, ctl, path):
+    """One depth-first pass below ``bound`` of ``f = wg * g + wh * h``; returns FOUND,
+    NOT_FOUND or STOPPED.
 
     ``md``, ``lc`` and ``wd`` are the parts of the bound at this node (see the module
     docstring). ``graph`` is the packed CSR graph, ``moves`` the packed per-(edge, token)
@@ -299,7 +302,7 @@ def _dfs(tiles, blank, prev, g, md, lc, wd, bound, graph, moves, table, keys, wa
         row = (i - n - 1) * n + t
         generated += 1
         md2 = md + moves[row, 0]
-        f = g + 1 + md2
+        f = (g + 1) * wg + md2 * wh
         status = NOT_FOUND
         if f > bound:
             if f < ctl[MIN_F]:
@@ -312,7 +315,7 @@ def _dfs(tiles, blank, prev, g, md, lc, wd, bound, graph, moves, table, keys, wa
                 old = keys[n_lines + part]
                 new = walk_trans[old, moves[row, 15]]
                 wd2 += table[walk_base + new] - table[walk_base + old]
-            f = g + 1 + wd2
+            f = (g + 1) * wg + wd2 * wh
             if f > bound:
                 if f < ctl[MIN_F]:
                     ctl[MIN_F] = f
@@ -329,7 +332,7 @@ def _dfs(tiles, blank, prev, g, md, lc, wd, bound, graph, moves, table, keys, wa
                         lc2 += table[keys[line]]
                     else:
                         keys[line] += moves[row, 3 + 3 * k]
-                f = g + 1 + md2 + lc2
+                f = (g + 1) * wg + (md2 + lc2) * wh
                 if f > bound:
                     if f < ctl[MIN_F]:
                         ctl[MIN_F] = f
@@ -340,7 +343,7 @@ def _dfs(tiles, blank, prev, g, md, lc, wd, bound, graph, moves, table, keys, wa
                 else:
                     tiles[blank] = t
                     tiles[nxt] = 0
-                    status = _dfs(tiles, nxt, blank, g + 1, md2, lc2, wd2, bound, graph, moves, table,
+                    status = _dfs(tiles, nxt, blank, g + 1, md2, lc2, wd2, bound, wg, wh, graph, moves, table,
                                   keys, walk_trans, ctl, path)
                     if status == FOUND:
                         path[g] = nxt

@@ -138,16 +138,19 @@ class PatternSearchProblem:
         h = max([md] + self.pattern_sums(state))
         return h + (h - md) % 2 if self.bipartite else h
 
-    def pass_function(self, start: Sequence[int], bound: int, ctl: np.ndarray, path: np.ndarray):
-        """One depth-first pass from ``start`` below ``bound``, as a function of no arguments."""
+    def pass_function(self, start: Sequence[int], bound: int, ctl: np.ndarray, path: np.ndarray,
+                      weight: tuple[int, int] = (1, 1)):
+        """One depth-first pass from ``start`` below ``bound``, as a function of no arguments
+        (``f = weight[0] * g + weight[1] * h``)."""
         tiles = np.asarray(start, dtype=np.int64).copy()
         blank = int(np.flatnonzero(tiles == 0)[0])
         pos = self.positions(start)
         vals = self.values(pos)
         sums = vals.reshape(len(self.view_tile), -1).sum(axis=1).astype(np.int64)
-        undo = np.zeros((bound + 2, len(self.view_tile)), dtype=np.int64)
+        undo = np.zeros((bound // weight[0] + 2, len(self.view_tile)), dtype=np.int64)
         md = self.distance_sum(start)
-        return lambda: _dfs(tiles, np.int64(blank), np.int64(md), np.int64(bound), np.int64(self.bipartite),
+        return lambda: _dfs(tiles, np.int64(blank), np.int64(md), np.int64(bound), np.int64(weight[0]),
+                            np.int64(weight[1]), np.int64(self.bipartite),
                             self.graph, self.dist, pos,
                             vals, sums, undo, self.pdb, self.pdb_off, self.group_len,
                             self.tile_group, self.tile_slot, self.view_tile, self.view_cell,
@@ -179,9 +182,10 @@ def _place(t, node, pos, vals, sums, undo, g, pdb, pdb_off, group_len, tile_grou
 
 
 @nb.njit(cache=True, nogil=True)
-def _dfs(tiles, blank, md, bound, parity, graph, dist, pos, vals, sums, undo, pdb, pdb_off, group_len,
+def _dfs(tiles, blank, md, bound, wg, wh, parity, graph, dist, pos, vals, sums, undo, pdb, pdb_off, group_len,
          tile_group, tile_slot, view_tile, view_cell, width, ctl, path):
-    """One depth-first pass below ``bound``; returns FOUND, NOT_FOUND or STOPPED.
+    """One depth-first pass below ``bound`` of ``f = wg * depth + wh * h``; returns FOUND,
+    NOT_FOUND or STOPPED.
 
     Iterative (an explicit stack of the blank's node, the edge to try next and the
     distance sum per depth), so a pass is one call whatever its depth. ``pos``,
@@ -228,7 +232,7 @@ def _dfs(tiles, blank, md, bound, parity, graph, dist, pos, vals, sums, undo, pd
         if md2 > h:
             h = md2
         h += (h - md2) & parity
-        f = d + 1 + h
+        f = (d + 1) * wg + h * wh
         if f > bound:
             if f < ctl[MIN_F]:
                 ctl[MIN_F] = f

@@ -5,6 +5,12 @@ The problem supplies the admissible bound and a compiled depth-first pass
 a worker thread with the GIL released, so the caller can show progress, enforce a time
 limit and take Ctrl-C, and raises the bound to the smallest one the pass pruned.
 
+Weighted IDA* (weight W = p/q > 1) cuts a node when ``q * g + p * h`` exceeds the
+threshold. Every node of an optimal path (length C*) has ``q * g + p * h <= p * C*``, so
+the threshold never passes ``p * C*`` before a solution is found, and the solution found
+has ``q * L <= p * C*``: L <= W C*. A pass that fails at threshold T, having cut nothing
+below T' (its smallest cut value), proves C* >= T' / p: the lower bound reported.
+
 The pass and the driver share a control array ``ctl`` (slots :data:`NODES`,
 :data:`MIN_F`, :data:`STOP`, and :data:`EXTRA` for the problem's own use) and the
 statuses :data:`FOUND`, :data:`NOT_FOUND`, :data:`STOPPED`.
@@ -15,12 +21,13 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Callable, Sequence
 
 import numpy as np
 
 from ..contracts import IDAProblem
-from ..errors import SearchStopped
+from ..errors import PuzzleError, SearchStopped
 
 #: Slots of the control array: nodes generated, smallest f above the bound, stop request, the problem's own.
 NODES, MIN_F, STOP, EXTRA = 0, 1, 2, 3
@@ -32,24 +39,46 @@ FOUND, NOT_FOUND, STOPPED = 1, 0, -1
 
 @dataclass
 class IDAResult:
-    """Optimal moves (nodes the blank moves to), nodes generated, final bound, seconds."""
+    """Moves (nodes the blank moves to; optimal when ``lower_bound == len(moves)``), nodes
+    generated, final threshold, seconds, and the lower bound of the optimum proven."""
 
     moves: list[int]
     nodes: int
     bound: int
     seconds: float
+    lower_bound: int
+
+
+#: The largest weight: the pass's f values stay far inside 64 bits.
+MAX_WEIGHT = 1000
+
+
+def weight_coefficients(weight: Fraction | float | str = 1) -> tuple[int, int]:
+    """(q, p) for a weight W = p / q from 1 to :data:`MAX_WEIGHT`, as written (``"1.5"``:
+    3/2), its denominator at most 1000 (rounded down, so that L <= W C* holds for the W
+    asked); PuzzleError for anything else."""
+    wrong = f"a weight is a number from 1 to {MAX_WEIGHT}, such as 1.5, not {str(weight)!r}"
+    try:
+        exact = Fraction(str(weight))
+    except (ValueError, ZeroDivisionError):
+        raise PuzzleError(wrong) from None
+    if not 1 <= exact <= MAX_WEIGHT:
+        raise PuzzleError(wrong)
+    if exact.denominator > 1000:
+        exact = Fraction(exact.numerator * 1000 // exact.denominator, 1000)
+    return exact.denominator, exact.numerator
 
 
 
-def _run_pass(problem, start, bound, ctl, path):
+def _run_pass(problem, start, bound, ctl, path, weight):
     """Start one pass from ``start`` in a worker thread (deep recursion gets a large stack).
 
-    ``problem.pass_function(start, bound, ctl, path)`` gives the pass as a function of no
-    arguments returning FOUND, NOT_FOUND or STOPPED. Returns the thread and a one-item
-    list that receives the pass's status.
+    ``problem.pass_function(start, bound, ctl, path, weight)`` gives the pass as a
+    function of no arguments returning FOUND, NOT_FOUND or STOPPED. Returns the thread and
+    a one-item list that receives the pass's status.
     """
     out = [NOT_FOUND]
-    run = problem.pass_function(start, bound, ctl, path)
+    run = problem.pass_function(start, bound, ctl, path, weight)
 
     def work():
         out[0] = run()
@@ -71,8 +100,10 @@ def ida_star(
     max_bound: int = 100_000,
     progress: Callable[[int, int, float], None] | None = None,
     poll: float = 0.1,
+    weight: Fraction | float | str = 1,
 ) -> IDAResult | None:
-    """Optimal solution of ``start`` by IDA*; None if the search space is exhausted.
+    """Optimal solution of ``start`` by IDA* (or, with ``weight`` W > 1, one at most W
+    times as long); None if the search space is exhausted.
 
     Parameters
     ----------
@@ -82,9 +113,12 @@ def ida_star(
     time_limit : float, optional
         Seconds; :class:`~puzzlespace.errors.SearchStopped` is raised when it passes.
         Ctrl-C (KeyboardInterrupt) raises SearchStopped too. Its ``lower_bound`` is the
-        bound being searched: every shorter solution was ruled out.
+        lower bound of the optimum proven so far: every shorter solution was ruled out.
     progress : callable(bound, nodes, seconds), optional
-        Called at each new bound and every ``poll`` seconds.
+        Called at each new threshold and every ``poll`` seconds (with weights, the
+        threshold is in units of 1 / q move).
+    weight : number >= 1, optional
+        See :func:`weight_coefficients`.
 
     Returns
     -------
@@ -92,16 +126,21 @@ def ida_star(
         ``moves`` lists the node the blank moves to at each step.
     """
     t0 = time.perf_counter()
+    q, p = weight_coefficients(weight)
     h0 = problem.heuristic(start)
     if h0 == 0:
-        return IDAResult([], 0, 0, time.perf_counter() - t0)
-    bound, nodes = h0, 0
+        return IDAResult([], 0, 0, time.perf_counter() - t0, 0)
+    bound, nodes, below = p * h0, 0, h0
+
+    def proven(length: int) -> int:  # the smallest length of the optimum's parity at least ``length``
+        return length + (length - h0) % 2 if problem.bipartite else length
+
     while True:
         ctl = np.array([0, BIG, 0, 0], dtype=np.int64)
-        path = np.full(bound + 1, -1, dtype=np.int32)
+        path = np.full(bound // q + 1, -1, dtype=np.int32)
         if progress:
             progress(bound, nodes, time.perf_counter() - t0)
-        thread, out = _run_pass(problem, start, bound, ctl, path)
+        thread, out = _run_pass(problem, start, bound, ctl, path, (q, p))
         try:
             while thread.is_alive():
                 thread.join(poll)
@@ -114,20 +153,19 @@ def ida_star(
             ctl[STOP] = 1
             thread.join()
             raise SearchStopped(f"interrupted while searching with bound {bound}", nodes=nodes + int(ctl[NODES]),
-                                seconds=time.perf_counter() - t0, lower_bound=bound, interrupted=True) from None
+                                seconds=time.perf_counter() - t0, lower_bound=below, interrupted=True) from None
         elapsed = time.perf_counter() - t0
         nodes += int(ctl[NODES])
         if out[0] == STOPPED:
             raise SearchStopped(f"time limit reached while searching with bound {bound}",
-                                nodes=nodes, seconds=elapsed, lower_bound=bound)
+                                nodes=nodes, seconds=elapsed, lower_bound=below)
         if out[0] == FOUND:
-            return IDAResult([int(v) for v in path if v >= 0], nodes, bound, elapsed)
+            moves = [int(v) for v in path if v >= 0]
+            return IDAResult(moves, nodes, bound, elapsed, max(below, proven(-(-q * len(moves) // p))))
         if ctl[MIN_F] >= BIG:
             return None
-        if bound >= max_bound:
+        below = max(below, proven(-(-int(ctl[MIN_F]) // p)))
+        if bound >= max_bound * q:
             raise SearchStopped(f"no solution within {max_bound} moves", nodes=nodes, seconds=elapsed,
-                                lower_bound=bound)
-        step = int(ctl[MIN_F]) - bound
-        if problem.bipartite:
-            step += step % 2
-        bound += step
+                                lower_bound=below)
+        bound = p * below if q == p else int(ctl[MIN_F])

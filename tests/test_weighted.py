@@ -1,0 +1,142 @@
+"""Weighted IDA*: a solution at most W times the optimum, and a lower bound never above it.
+
+The optimum comes from a tablebase (a breadth-first search of the whole space), not from
+IDA*, so the two are independent."""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+import puzzlespace as ps
+from puzzlespace.cli import app
+from puzzlespace.explore import explore
+from puzzlespace.explore import tablebase as tb
+from puzzlespace.search.ida import weight_coefficients
+from puzzlespace.solver import plan_solving
+
+WEIGHTS = ("1", "1.5", "2", "3")
+
+
+@pytest.fixture(scope="module")
+def tablebases(tmp_path_factory):
+    made = {}
+
+    def load(name: str):
+        if name not in made:
+            p = ps.load_puzzle(name)
+            r = explore(p, keep_table=True)
+            path = tmp_path_factory.mktemp("tb") / "t.pstb"
+            tb.save(path, p, p.state_index(), r.table, r.depth_counts)
+            made[name] = tb.load(path, p)
+        return made[name]
+
+    return load
+
+
+def check_weights(name: str, table, weights=WEIGHTS, count: int = 200, exact_count: int = 200) -> None:
+    """``count`` random positions of ``name``: length <= W x optimum, lower bound <= optimum;
+    W = 1 (on the first ``exact_count``) exactly optimal."""
+    p = ps.load_puzzle(name)
+    plan = plan_solving(p, "ida").ready()
+    rng = np.random.default_rng(16)
+    starts = [p.random_position(rng) for _ in range(count)]
+    for text in weights:
+        weight = Fraction(text)
+        for start in starts[:exact_count] if weight == 1 else starts:
+            optimum = table.distance(start)
+            sol = ps.solve(p, start, plan=plan, weight=text)
+            assert sol.path[-1] == p.goal and sol.length <= weight * optimum, (text, start)
+            assert sol.proven_lower_bound <= optimum <= sol.length, (text, start)
+            assert sol.optimal == (sol.proven_lower_bound == sol.length)
+            if weight == 1:
+                assert sol.length == optimum and sol.optimal
+
+
+@pytest.mark.parametrize("name", ["3x3", "4x3", "jump:8"])
+def test_weighted_solutions_are_within_their_weight(name, tablebases):
+    """200 random positions each (jump:8 with W = 1, plain IDA*, on the first 40: its 200
+    take 90 s; the slow test below does them all)."""
+    check_weights(name, tablebases(name), exact_count=40 if name == "jump:8" else 200)
+
+
+@pytest.mark.slow
+def test_weight_one_on_200_jump8_positions(tablebases):
+    check_weights("jump:8", tablebases("jump:8"), weights=("1",))
+
+
+def test_weights_do_find_longer_solutions_faster():
+    """A weight is not ignored: on 4x3's hardest seed position W = 3 generates far fewer
+    nodes than W = 1 and answers longer."""
+    p = ps.load_puzzle("4x3")
+    start = p.parse_position("0 3 2 1/8 7 6 5/4 11 10 9")
+    exact, loose = ps.solve(p, start, method="ida"), ps.solve(p, start, method="ida", weight=3)
+    assert exact.length == 53 and exact.optimal
+    assert loose.nodes * 10 < exact.nodes and 53 < loose.length <= 159 and not loose.optimal
+    assert loose.proven_lower_bound <= 53
+
+
+@pytest.mark.parametrize("text,expected", [("1", (1, 1)), ("1.5", (2, 3)), ("2", (1, 2)), ("1.1", (10, 11)),
+                                           ("1.2345678", (500, 617)), (Fraction(7, 4), (4, 7)), (2.5, (2, 5))])
+def test_weight_coefficients(text, expected):
+    q, p = weight_coefficients(text)
+    assert (q, p) == expected and Fraction(p, q) <= Fraction(str(text))
+
+
+@pytest.mark.parametrize("text", ["0.5", "0", "-2", "nan", "inf", "abc", "", "1001", "1/0"])
+def test_weights_out_of_range_are_refused(text):
+    with pytest.raises(ps.PuzzleError, match="a weight is a number from 1 to 1000"):
+        weight_coefficients(text)
+
+
+def test_methods_without_weights_are_optimal():
+    """Breadth-first methods give the optimum whatever the weight, and say so."""
+    p = ps.load_puzzle("flip:3x3")
+    start = p.random_position(np.random.default_rng(3))
+    sol = ps.solve(p, start, weight=2)
+    assert sol.method == "bibfs" and sol.optimal and sol.proven_lower_bound == sol.length
+
+
+# ---- the command line -----------------------------------------------------------------
+
+def run_cli(args):
+    return CliRunner().invoke(app, args)
+
+
+def test_cli_weight_says_how_good():
+    result = run_cli(["solve", "4x3", "0 3 2 1/8 7 6 5/4 11 10 9", "--weight", "1.5", "-q"])
+    assert result.exit_code == 0, result.output
+    first = result.stdout.splitlines()[0]
+    assert "within 1.5 of optimal (lower bound" in first and "weight 1.5" in first
+    length = int(first.split("length ")[1].split(",")[0])
+    assert 53 <= length <= 79
+
+
+def test_cli_weight_json_and_plain_optimal():
+    got = json.loads(run_cli(["solve", "3x3", "8 6 7/2 5 4/3 0 1", "--weight", "2", "--json"]).stdout)
+    assert got["weight"] == 2.0 and got["length"] <= 62 and got["lower_bound"] <= 31 <= got["length"]
+    assert got["optimal"] == (got["lower_bound"] == got["length"])
+    plain = json.loads(run_cli(["solve", "3x3", "8 6 7/2 5 4/3 0 1", "--json"]).stdout)
+    assert plain["length"] == plain["lower_bound"] == 31 and plain["optimal"] and plain["weight"] == 1.0
+
+
+def test_cli_refuses_a_bad_weight():
+    result = run_cli(["solve", "3x3", "8 6 7/2 5 4/3 0 1", "--weight", "0.9"])
+    assert result.exit_code == 2 and "--weight" in result.output and "from 1 to 1000" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_cli_batch_weight_and_lower_bounds(tmp_path):
+    positions = tmp_path / "p.txt"
+    positions.write_text("8 6 7/2 5 4/3 0 1\n6 4 7/8 5 0/3 2 1\n1 2 3/4 5 6/7 0 8\n")
+    result = run_cli(["batch", "3x3", str(positions), "--weight", "3", "--format", "jsonl", "--threads", "2"])
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [r["status"] for r in rows] == ["solved"] * 3
+    assert all(r["lower_bound"] <= d <= r["length"] <= 3 * d for r, d in zip(rows, (31, 31, 1)))
+    exact = run_cli(["batch", "3x3", str(positions)])
+    assert exact.stdout.splitlines()[0].endswith(",error,lower_bound")
