@@ -6,6 +6,7 @@ IDA*, so the two are independent."""
 from __future__ import annotations
 
 import json
+import re
 from fractions import Fraction
 
 import numpy as np
@@ -140,3 +141,71 @@ def test_cli_batch_weight_and_lower_bounds(tmp_path):
     assert all(r["lower_bound"] <= d <= r["length"] <= 3 * d for r, d in zip(rows, (31, 31, 1)))
     exact = run_cli(["batch", "3x3", str(positions)])
     assert exact.stdout.splitlines()[0].endswith(",error,lower_bound")
+
+
+# ---- anytime --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name,limits", [("3x3", (None, 0.0005)), ("4x3", (None, 0.0005)),
+                                         ("jump:8", (0.003, 0.0005))])
+def test_anytime_bounds_the_optimum_from_both_sides(name, limits, tablebases):
+    """Whatever the time limit: lower bound <= optimum <= length; no limit gives the
+    optimum, proven; a limit that leaves no solution stops with a lower bound <= optimum."""
+    p = ps.load_puzzle(name)
+    table = tablebases(name)
+    plan = plan_solving(p, "ida").ready()
+    rng = np.random.default_rng(23)
+    stopped = 0
+    for start in [p.random_position(rng) for _ in range(200)]:
+        optimum = table.distance(start)
+        for limit in limits:
+            try:
+                sol = ps.solve(p, start, plan=plan, anytime=True, time_limit=limit)
+            except ps.SearchStopped as exc:
+                stopped += 1
+                assert 0 <= exc.lower_bound <= optimum
+                continue
+            assert sol.proven_lower_bound <= optimum <= sol.length and sol.anytime
+            assert sol.optimal == (sol.length == sol.proven_lower_bound)
+            if limit is None:
+                assert sol.optimal and sol.length == optimum
+    assert stopped < 2 * 200
+
+
+def test_anytime_is_not_given_with_a_weight():
+    p = ps.load_puzzle("3x3")
+    with pytest.raises(ps.PuzzleError, match="--anytime"):
+        ps.solve(p, p.parse_position("8 6 7/2 5 4/3 0 1"), anytime=True, weight=2)
+    result = run_cli(["solve", "3x3", "8 6 7/2 5 4/3 0 1", "--anytime", "--weight", "2"])
+    assert result.exit_code == 2 and "--anytime" in result.output
+
+
+def test_cli_batch_anytime(tmp_path):
+    """Each row's lower bound <= its length, both proven; with a weight, the whole file
+    is refused before any is solved."""
+    positions = tmp_path / "p.txt"
+    positions.write_text("0 24 23 22 21/20 19 18 17 16/15 14 13 12 11/10 9 8 7 6/5 4 3 2 1\n"
+                         "1 2 3 4 5/6 7 8 9 10/11 12 13 14 15/16 17 18 19 20/21 22 23 0 24\n")
+    result = run_cli(["batch", "5x5", str(positions), "--heuristic", "linear-conflict", "--anytime",
+                      "--time-limit", "0.5", "--format", "jsonl"])
+    assert result.exit_code == 0, result.output
+    far, near = (json.loads(line) for line in result.stdout.splitlines())
+    assert far["status"] == "solved" and 0 < far["lower_bound"] < far["length"]
+    assert near["status"] == "solved" and near["lower_bound"] == near["length"] == 1
+    refused = run_cli(["batch", "5x5", str(positions), "--anytime", "--weight", "2"])
+    assert refused.exit_code == 2 and "--anytime" in refused.output and refused.stdout == ""
+
+
+def test_cli_anytime_reports_the_gap():
+    start = "0 24 23 22 21/20 19 18 17 16/15 14 13 12 11/10 9 8 7 6/5 4 3 2 1"
+    result = run_cli(["solve", "5x5", start, "--heuristic", "linear-conflict", "--anytime", "--time-limit", "1",
+                      "--json"])
+    assert result.exit_code == 0, result.output
+    got = json.loads(result.stdout)
+    assert got["status"] == "solved" and not got["optimal"] and got["gap"] == got["length"] - got["lower_bound"] > 0
+    plain = run_cli(["solve", "5x5", start, "--heuristic", "linear-conflict", "--anytime", "--time-limit", "1", "-q"])
+    line = re.match(r"sliding:5x5: solution, length (\d+), optimum >= (\d+) \(gap (\d+)\) \(ida linear-conflict anytime,",
+                    plain.stdout)
+    assert plain.exit_code == 0 and line, plain.stdout
+    assert int(line[1]) - int(line[2]) == int(line[3]) > 0
+    exact = run_cli(["solve", "3x3", "8 6 7/2 5 4/3 0 1", "--anytime", "-q"])
+    assert exact.stdout.startswith("sliding:3x3: optimal solution, 31 moves (ida walking anytime")

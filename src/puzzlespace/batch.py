@@ -102,9 +102,11 @@ def solve_all(
     problem=None,
     plan: Plan | None = None,
     weight: Fraction | float | str = 1,
+    anytime: bool = False,
     **pdb_options,
 ) -> Iterator[BatchResult]:
-    """Solve every position, ``threads`` at a time (within ``weight`` of the optimum, see
+    """Solve every position, ``threads`` at a time (within ``weight`` of the optimum, or
+    the best found until ``time_limit`` with ``anytime``: see
     :func:`~puzzlespace.solver.solve`); yield the results in input order.
 
     One :class:`~puzzlespace.solver.Plan` for all positions (``plan``, or
@@ -117,7 +119,7 @@ def solve_all(
     def one(item: tuple[str, State]) -> BatchResult:
         ident, start = item
         try:
-            sol = solve(puzzle, start, time_limit=time_limit, plan=plan, weight=weight)
+            sol = solve(puzzle, start, time_limit=time_limit, plan=plan, weight=weight, anytime=anytime)
         except Unsolvable as exc:
             return BatchResult(ident, start, "unsolvable", None, 0, 0.0, [], exc.verdict.reason)
         except SearchStopped as exc:

@@ -28,7 +28,7 @@ from .errors import PuzzleError, SearchStopped, Undecided, Unsolvable
 from .families.base import Puzzle
 from .registry import load_puzzle, syntax as puzzle_syntax
 from .search.ida import weight_coefficients
-from .solver import METHODS, Solution, plan_solving, solve as solve_position
+from .solver import METHODS, Solution, plan_solving, search_weight, solve as solve_position
 
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -177,6 +177,9 @@ def check(puzzle: str, position: str, goal: Optional[str], explain: bool, as_jso
 @method_option
 @heuristic_option
 @weight_option
+@click.option("--anytime", is_flag=True,
+              help="improve the solution until --time-limit (weighted IDA* at falling weights, down to the "
+                   "optimum): the best found and the best lower bound proven; exit 0 with a solution")
 @click.option("--time-limit", type=SECONDS, metavar="SECONDS",
               help="stop after this long, counting any pattern-database build; a build estimated to take "
                    "longer is refused up front")
@@ -186,10 +189,11 @@ def check(puzzle: str, position: str, goal: Optional[str], explain: bool, as_jso
 @json_option
 @cache_option
 def solve(puzzle: str, position: str, goal: Optional[str], method: str, heuristic: str, weight: Fraction,
-          time_limit: Optional[float], table: Optional[Path], quiet: bool, as_json: bool,
+          anytime: bool, time_limit: Optional[float], table: Optional[Path], quiet: bool, as_json: bool,
           cache_dir: Optional[Path]) -> None:
     """Find a proven-optimal (fewest-moves) solution of POSITION, or with --weight W one
-    at most W times as long, with a proven lower bound of the optimum.
+    at most W times as long, with a proven lower bound of the optimum; with --anytime the
+    best solution found until --time-limit.
 
     With --json, one object on stdout whatever happens, with a status: solved,
     unsolvable, stopped or interrupted (then with the lower bound proven so far).
@@ -204,7 +208,8 @@ def solve(puzzle: str, position: str, goal: Optional[str], method: str, heuristi
                 plan = _with_patterns(plan, puzzle, goal, show=True, deadline=deadline)  # stderr: JSON stays clean
             remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
             with _search_status(enabled=not as_json) as report:
-                sol = solve_position(p, state, time_limit=remaining, progress=report, plan=plan, weight=weight)
+                sol = solve_position(p, state, time_limit=remaining, progress=report, plan=plan, weight=weight,
+                                     anytime=anytime)
         except Unsolvable as exc:
             if as_json:
                 _emit_json(_outcome(p, state, "unsolvable", reason=exc.verdict.reason))
@@ -328,9 +333,13 @@ def _print_solution(sol: Solution, quiet: bool) -> None:
     how = f"{sol.method} {sol.heuristic}" if sol.heuristic else sol.method
     if sol.weight != 1:
         how += f" weight {float(sol.weight):g}"
+    if sol.anytime:
+        how += " anytime"
     moves = f"{sol.length} move{'' if sol.length == 1 else 's'}"
     what = (f"optimal solution, {moves}" if sol.optimal else
-            f"solution, length {sol.length}, within {float(sol.weight):g} of optimal (lower bound {sol.lower_bound})")
+            f"solution, length {sol.length}, within {float(sol.weight):g} of optimal (lower bound {sol.lower_bound})"
+            if sol.weight != 1 else
+            f"solution, length {sol.length}, optimum >= {sol.lower_bound} (gap {sol.length - sol.lower_bound})")
     out.print(f"{p.spec}: {what} ({how}, {sol.nodes:,} nodes, {sol.seconds:.3f} s{rate})", markup=False)
     for name, moves in sol.notations.items():
         sep = "" if all(len(str(m)) == 1 and not str(m).isdigit() for m in moves) else " "
@@ -878,6 +887,8 @@ def pdb_verify(cache_dir: Optional[Path]) -> None:
 @method_option
 @heuristic_option
 @weight_option
+@click.option("--anytime", is_flag=True,
+              help="per position, improve the solution until --time-limit (see solve --anytime)")
 @click.option("--format", "fmt", type=click.Choice(["csv", "jsonl"]), default="csv", metavar="FORMAT",
               help="csv (a header, then a row per position; the default) or jsonl (a JSON object per line)")
 @click.option("--output", "-o", type=PATH, metavar="FILE",
@@ -886,7 +897,8 @@ def pdb_verify(cache_dir: Optional[Path]) -> None:
 @click.option("--time-limit", type=SECONDS, metavar="SECONDS", help="give up on a position after this long")
 @click.option("--strict", is_flag=True, help="refuse the whole file if any line is not a position (solve none)")
 @cache_option
-def batch(puzzle: str, file: Path, goal: Optional[str], method: str, heuristic: str, weight: Fraction, fmt: str,
+def batch(puzzle: str, file: Path, goal: Optional[str], method: str, heuristic: str, weight: Fraction,
+          anytime: bool, fmt: str,
           output: Optional[Path], threads: Optional[int], time_limit: Optional[float], strict: bool,
           cache_dir: Optional[Path]) -> None:
     """Solve every position in FILE optimally (or within --weight W of it): one result per
@@ -901,6 +913,7 @@ def batch(puzzle: str, file: Path, goal: Optional[str], method: str, heuristic: 
     threads = threads or 1
     with _errors():
         _use_cache(cache_dir)
+        search_weight(weight, anytime)  # refuse the whole file up front
         p = load_puzzle(puzzle, goal)
         try:
             lines = (sys.stdin.buffer.read() if str(file) == "-" else file.read_bytes()).splitlines()
@@ -917,7 +930,7 @@ def batch(puzzle: str, file: Path, goal: Optional[str], method: str, heuristic: 
         if items and plan.builds_patterns:
             plan = _with_patterns(plan, puzzle, goal, show=True)
         results = _solve_in_order(p, entries, items, invalid, plan=plan, threads=threads, time_limit=time_limit,
-                                  weight=weight)
+                                  weight=weight, anytime=anytime)
         t0 = time.perf_counter()
         tally = _write_results(results, fmt, output)
     solved, stopped, nodes, search = tally

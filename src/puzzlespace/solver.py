@@ -41,6 +41,7 @@ class Solution:
     heuristic: str = ""
     lower_bound: int | None = None  # None: the length itself (proven optimal)
     weight: Fraction = Fraction(1)
+    anytime: bool = False  # found by anytime search (then ``weight`` is 1 and the gap what it proved)
 
     @property
     def optimal(self) -> bool:
@@ -65,6 +66,7 @@ class Solution:
             "length": self.length,
             "optimal": self.optimal,
             "lower_bound": self.proven_lower_bound,
+            "gap": self.length - self.proven_lower_bound,
             "weight": float(self.weight),
             "moves": primary,
             "notations": self.notations,
@@ -214,6 +216,15 @@ def cached_tablebase(puzzle: Puzzle, skip_unusable: bool = False):
         raise PuzzleError(f"{exc}; {remake}") from None
 
 
+def search_weight(weight: Fraction | float | str, anytime: bool = False) -> tuple[int, int]:
+    """``weight``'s (q, p) (:func:`~puzzlespace.search.ida.weight_coefficients`);
+    PuzzleError for a weight other than 1 with ``anytime``, which goes through its own."""
+    q, p = weight_coefficients(weight)
+    if anytime and p != q:
+        raise PuzzleError("--anytime goes through its own weights down to 1: give it without --weight")
+    return q, p
+
+
 def solve(
     puzzle: Puzzle,
     start: State,
@@ -225,10 +236,14 @@ def solve(
     problem=None,
     plan: Plan | None = None,
     weight: Fraction | float | str = 1,
+    anytime: bool = False,
     **pdb_options,
 ) -> Solution:
     """An optimal solution of ``start``, or with ``weight`` W > 1 one at most W times as
-    long as the optimum, found by weighted IDA* (other methods give the optimum).
+    long as the optimum, found by weighted IDA* (other methods give the optimum); with
+    ``anytime``, the best solution weighted IDA* finds at falling weights until
+    ``time_limit`` (:func:`~puzzlespace.search.ida.anytime_ida`), with the best lower
+    bound proven.
 
     How is decided by :func:`plan_solving` from ``method``, ``table`` (a loaded
     :class:`~puzzlespace.explore.tablebase.Tablebase`), ``heuristic`` and ``problem``, or
@@ -244,7 +259,7 @@ def solve(
     PuzzleError
         For an unknown method, or a heuristic the puzzle does not have.
     """
-    q, p = weight_coefficients(weight)
+    q, p = search_weight(weight, anytime)
     try:
         verdict = puzzle.check(start)
     except Undecided:
@@ -266,9 +281,12 @@ def solve(
             if time_limit is not None:
                 time_limit = max(0.0, time_limit - (time.perf_counter() - t0))
             t0 = time.perf_counter()
-        from .search.ida import ida_star
+        from .search.ida import anytime_ida, ida_star
 
-        found = ida_star(plan.problem, start, time_limit=time_limit, progress=progress, weight=weight)
+        if anytime:
+            found = anytime_ida(plan.problem, start, time_limit=time_limit, progress=progress)
+        else:
+            found = ida_star(plan.problem, start, time_limit=time_limit, progress=progress, weight=weight)
     else:
         run = bfs_search.bfs if method == "bfs" else bfs_search.bidirectional_bfs
         found = run(puzzle, start, puzzle.goal, time_limit=time_limit)
@@ -281,7 +299,8 @@ def solve(
         raise AssertionError(f"internal error: the {method} solution does not reach the goal")
     lower = found.lower_bound if method == "ida" else None
     return Solution(puzzle, start, moves, path, method, nodes, seconds, notations=puzzle.move_notations(path, moves),
-                    heuristic=used, lower_bound=None if lower == len(moves) else lower, weight=Fraction(p, q))
+                    heuristic=used, lower_bound=None if lower == len(moves) else lower, weight=Fraction(p, q),
+                    anytime=anytime and method == "ida")
 
 
 def _exhausted() -> Verdict:

@@ -127,6 +127,8 @@ def ida_star(
     """
     t0 = time.perf_counter()
     q, p = weight_coefficients(weight)
+    if time_limit is not None:  # a short limit is checked often enough to be kept
+        poll = min(poll, max(time_limit / 10, 0.0005))
     h0 = problem.heuristic(start)
     if h0 == 0:
         return IDAResult([], 0, 0, time.perf_counter() - t0, 0)
@@ -169,3 +171,50 @@ def ida_star(
             raise SearchStopped(f"no solution within {max_bound} moves", nodes=nodes, seconds=elapsed,
                                 lower_bound=below)
         bound = p * below if q == p else int(ctl[MIN_F])
+
+
+#: The weights an anytime search goes through, each pass of it finding a solution at
+#: most that many times the optimum, down to the optimum itself.
+ANYTIME_WEIGHTS = ("3", "2", "1.5", "1.25", "1.1", "1.05", "1")
+
+
+def anytime_ida(
+    problem: IDAProblem,
+    start: Sequence[int],
+    *,
+    time_limit: float | None = None,
+    progress: Callable[[int, int, float], None] | None = None,
+    weights: Sequence[Fraction | float | str] = ANYTIME_WEIGHTS,
+) -> IDAResult | None:
+    """The best solution of ``start`` found by weighted IDA* at ``weights`` in turn (the
+    last should be 1) until ``time_limit`` passes or a solution is proven optimal, with
+    the best lower bound any of them proved; None if the search space is exhausted.
+
+    Raises :class:`~puzzlespace.errors.SearchStopped` (with the lower bound proven) only
+    when the time limit or Ctrl-C comes before any solution."""
+    t0 = time.perf_counter()
+    best: IDAResult | None = None
+    nodes, lower = 0, 0
+    for weight in weights:
+        left = None if time_limit is None else time_limit - (time.perf_counter() - t0)
+        try:
+            if left is not None and left <= 0:
+                raise SearchStopped("time limit reached", nodes=nodes, seconds=time.perf_counter() - t0,
+                                    lower_bound=lower)
+            found = ida_star(problem, start, time_limit=left, progress=progress, weight=weight)
+        except SearchStopped as exc:
+            lower = max(lower, exc.lower_bound)
+            if best is None:
+                raise SearchStopped(str(exc), nodes=nodes + exc.nodes, seconds=time.perf_counter() - t0,
+                                    lower_bound=lower, interrupted=exc.interrupted) from None
+            nodes += exc.nodes
+            break
+        if found is None:
+            return None
+        nodes += found.nodes
+        lower = max(lower, found.lower_bound)
+        if best is None or len(found.moves) < len(best.moves):
+            best = found
+        if len(best.moves) == lower:
+            break
+    return IDAResult(best.moves, nodes, best.bound, time.perf_counter() - t0, lower)
