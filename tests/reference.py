@@ -87,3 +87,26 @@ def pattern_distances_reference(neighbors: Sequence[Sequence[int]], goal: Sequen
     for (cells, _), d in best.items():
         out[cells] = min(out.get(cells, d), d)
     return out
+
+
+def tracked_walk_length_reference(width: int, height: int, free: Sequence[bool], tiles: Sequence[int], blank: int,
+                                  done) -> int:
+    """Reference for the fast sliding solver's searches: the fewest blank moves over
+    ``free`` cells until ``done(tile cells, blank)``, following only the tiles on
+    ``tiles`` (a dictionary BFS over their cells and the blank's); -1 if never."""
+    start = (tuple(tiles), blank)
+    seen = {start: 0}
+    queue = deque([start])
+    while queue:
+        state = queue.popleft()
+        cells, b = state
+        if done(cells, b):
+            return seen[state]
+        r, c = divmod(b, width)
+        for v, ok in ((b - width, r > 0), (b + width, r + 1 < height), (b - 1, c > 0), (b + 1, c + 1 < width)):
+            if ok and free[v]:
+                nxt = (tuple(b if x == v else x for x in cells), v)
+                if nxt not in seen:
+                    seen[nxt] = seen[state] + 1
+                    queue.append(nxt)
+    return -1

@@ -209,3 +209,21 @@ def test_cli_anytime_reports_the_gap():
     assert int(line[1]) - int(line[2]) == int(line[3]) > 0
     exact = run_cli(["solve", "3x3", "8 6 7/2 5 4/3 0 1", "--anytime", "-q"])
     assert exact.stdout.startswith("sliding:3x3: optimal solution, 31 moves (ida walking anytime")
+
+
+def test_korf_100_at_every_weight(examples):
+    """Korf's 100 with the default pattern databases: weight 1 gives the optima (their sum,
+    5,305, is the paper's); at 1.5, 2 and 3 every length is within its weight of them and
+    every lower bound at most them; anytime search with 20 ms each stays between them."""
+    from puzzlespace.batch import read_positions, solve_all
+
+    p = ps.load_puzzle("4x4", " ".join(map(str, range(16))))
+    items = read_positions(p, (examples / "korf100.txt").read_text().splitlines())
+    plan = plan_solving(p, "ida").ready()
+    optimum = {r.id: r.length for r in solve_all(p, items, plan=plan, threads=2)}
+    assert len(optimum) == 100 and sum(optimum.values()) == 5305
+    for weight in ("1.5", "2", "3"):
+        for r in solve_all(p, items, plan=plan, weight=weight, threads=2):
+            assert r.lower_bound <= optimum[r.id] <= r.length <= Fraction(weight) * optimum[r.id]
+    for r in solve_all(p, items, plan=plan, anytime=True, time_limit=0.02, threads=2):
+        assert r.status == "solved" and r.lower_bound <= optimum[r.id] <= r.length

@@ -69,7 +69,8 @@ weight_option = click.option("--weight", type=Weight(), default="1", metavar="W"
                              help="accept a solution up to W times the optimum (W >= 1, such as 1.5; weighted IDA*, "
                                   "far faster on hard positions), with the lower bound it proves; 1: optimal")
 method_option = click.option("--method", type=click.Choice(METHODS), default="auto", metavar="METHOD",
-                             help="auto, bfs, bibfs, ida or table (read from a tablebase)")
+                             help="auto, bfs, bibfs, ida, table (read from a tablebase) or fast (sliding boards of any "
+                                  "size: a quick solution, not optimal, with a proven lower bound)")
 
 
 @click.group("puzzlespace", cls=Group, help="Solve combinatorial puzzles optimally and map their state space.",
@@ -331,16 +332,19 @@ def _print_solution(sol: Solution, quiet: bool) -> None:
     p = sol.puzzle
     rate = f", {sol.nodes / sol.seconds:,.0f} nodes/s" if sol.seconds > 0.01 and sol.nodes > 10_000 else ""
     how = f"{sol.method} {sol.heuristic}" if sol.heuristic else sol.method
-    if sol.weight != 1:
+    bounded = sol.weight is not None and sol.weight != 1
+    if bounded:
         how += f" weight {float(sol.weight):g}"
     if sol.anytime:
         how += " anytime"
+    if sol.method != "fast":
+        how += f", {sol.nodes:,} nodes"
     moves = f"{sol.length} move{'' if sol.length == 1 else 's'}"
     what = (f"optimal solution, {moves}" if sol.optimal else
             f"solution, length {sol.length}, within {float(sol.weight):g} of optimal (lower bound {sol.lower_bound})"
-            if sol.weight != 1 else
+            if bounded else
             f"solution, length {sol.length}, optimum >= {sol.lower_bound} (gap {sol.length - sol.lower_bound})")
-    out.print(f"{p.spec}: {what} ({how}, {sol.nodes:,} nodes, {sol.seconds:.3f} s{rate})", markup=False)
+    out.print(f"{p.spec}: {what} ({how}, {sol.seconds:.3f} s{rate})", markup=False)
     for name, moves in sol.notations.items():
         sep = "" if all(len(str(m)) == 1 and not str(m).isdigit() for m in moves) else " "
         out.print(f"{name}: {sep.join(map(str, moves)) or '(none)'}", markup=False)
@@ -913,7 +917,7 @@ def batch(puzzle: str, file: Path, goal: Optional[str], method: str, heuristic: 
     threads = threads or 1
     with _errors():
         _use_cache(cache_dir)
-        search_weight(weight, anytime)  # refuse the whole file up front
+        search_weight(weight, anytime, method)  # refuse the whole file up front
         p = load_puzzle(puzzle, goal)
         try:
             lines = (sys.stdin.buffer.read() if str(file) == "-" else file.read_bytes()).splitlines()

@@ -1,8 +1,10 @@
-"""Optimal solving: choose a method, run it, replay and verify the answer.
+"""Solving: choose a method, run it, replay and verify the answer.
 
-The methods are family-agnostic: ``bfs`` and ``bibfs`` (:mod:`puzzlespace.search.bfs`)
+The optimal methods are family-agnostic: ``bfs`` and ``bibfs`` (:mod:`puzzlespace.search.bfs`)
 work for every puzzle; ``ida`` (:mod:`puzzlespace.search.ida`) for every puzzle that
-offers a :meth:`~puzzlespace.families.base.Puzzle.search_problem`.
+offers a :meth:`~puzzlespace.families.base.Puzzle.search_problem`. ``fast`` runs the
+family's own :meth:`~puzzlespace.families.base.Puzzle.fast_solution` (not optimal) and
+proves a lower bound with IDA*'s bound.
 """
 
 from __future__ import annotations
@@ -17,7 +19,9 @@ from .families.base import Puzzle, State, Verdict
 from .search import bfs as bfs_search
 from .search.ida import weight_coefficients
 
-METHODS = ("auto", "bfs", "bibfs", "ida", "table")
+METHODS = ("auto", "bfs", "bibfs", "ida", "table", "fast")
+#: The bound that proves a lower bound for ``fast`` solutions unless another is named.
+FAST_BOUND = "linear-conflict"
 
 
 @dataclass
@@ -40,7 +44,7 @@ class Solution:
     notations: dict[str, list] = field(default_factory=dict)
     heuristic: str = ""
     lower_bound: int | None = None  # None: the length itself (proven optimal)
-    weight: Fraction = Fraction(1)
+    weight: Fraction | None = Fraction(1)  # None: no bound on length / optimum (method fast)
     anytime: bool = False  # found by anytime search (then ``weight`` is 1 and the gap what it proved)
 
     @property
@@ -67,7 +71,7 @@ class Solution:
             "optimal": self.optimal,
             "lower_bound": self.proven_lower_bound,
             "gap": self.length - self.proven_lower_bound,
-            "weight": float(self.weight),
+            "weight": None if self.weight is None else float(self.weight),
             "moves": primary,
             "notations": self.notations,
             "path": [list(s) for s in self.path],
@@ -124,7 +128,8 @@ class Plan:
     the command line share.
 
     ``method`` is ``table`` (read from ``table``), ``ida`` (with ``heuristic``, and
-    ``problem`` once built), ``bfs`` or ``bibfs``. :attr:`builds_patterns` says whether
+    ``problem`` once built), ``fast`` (its lower bound from ``heuristic``'s ``problem``),
+    ``bfs`` or ``bibfs``. :attr:`builds_patterns` says whether
     pattern databases must be read or built first (:meth:`ready` does it).
     """
 
@@ -136,12 +141,12 @@ class Plan:
 
     @property
     def builds_patterns(self) -> bool:
-        return self.method == "ida" and self.problem is None and self.heuristic is not None and self.heuristic.patterns
+        return self.problem is None and self.heuristic is not None and self.heuristic.patterns
 
     def ready(self, deadline: float | None = None, **pdb_options) -> "Plan":
         """This plan with IDA*'s problem built (pattern databases read or built with
         ``pdb_options``; a classic bound's tables refused past ``deadline``)."""
-        if self.method != "ida" or self.problem is not None:
+        if self.heuristic is None or self.problem is not None:
             return self
         problem = search_problem_for(self.puzzle, self.heuristic.name, deadline=deadline, **pdb_options)
         return replace(self, problem=problem)
@@ -153,10 +158,17 @@ def plan_solving(puzzle: Puzzle, method: str = "auto", heuristic: str = "auto", 
 
     ``auto`` reads a tablebase (``table``, or the cached one when no heuristic is named)
     without search, else runs IDA* where the family offers it, else bidirectional BFS.
-    Naming a heuristic (or giving a ready ``problem``) means IDA*.
+    Naming a heuristic (or giving a ready ``problem``) means IDA*, except with ``fast``,
+    whose lower bound it proves (:data:`FAST_BOUND` by default).
     """
     if method not in METHODS:
         raise PuzzleError(f"unknown method {method!r}: choose one of {', '.join(METHODS)}")
+    if method == "fast":
+        if puzzle.fast_solution(puzzle.goal) is None:
+            raise PuzzleError(f"{puzzle.spec} has no fast method (sliding boards have one); use --weight W or "
+                              f"--anytime for a quick solution")
+        return Plan(puzzle, "fast", Heuristic.parse(puzzle, FAST_BOUND if heuristic == "auto" else heuristic),
+                    problem=problem)
     if table is None and (method == "table" or (method == "auto" and heuristic == "auto" and problem is None)):
         table = cached_tablebase(puzzle, skip_unusable=method == "auto")
     if table is not None and method in ("auto", "table"):
@@ -216,10 +228,13 @@ def cached_tablebase(puzzle: Puzzle, skip_unusable: bool = False):
         raise PuzzleError(f"{exc}; {remake}") from None
 
 
-def search_weight(weight: Fraction | float | str, anytime: bool = False) -> tuple[int, int]:
+def search_weight(weight: Fraction | float | str, anytime: bool = False, method: str = "auto") -> tuple[int, int]:
     """``weight``'s (q, p) (:func:`~puzzlespace.search.ida.weight_coefficients`);
-    PuzzleError for a weight other than 1 with ``anytime``, which goes through its own."""
+    PuzzleError for a weight other than 1 with ``anytime``, which goes through its own,
+    and for either with ``method`` fast, which searches nothing."""
     q, p = weight_coefficients(weight)
+    if method == "fast" and (anytime or p != q):
+        raise PuzzleError("--method fast takes neither --weight nor --anytime: it builds its solution without search")
     if anytime and p != q:
         raise PuzzleError("--anytime goes through its own weights down to 1: give it without --weight")
     return q, p
@@ -259,7 +274,7 @@ def solve(
     PuzzleError
         For an unknown method, or a heuristic the puzzle does not have.
     """
-    q, p = search_weight(weight, anytime)
+    q, p = search_weight(weight, anytime, plan.method if plan else method)
     try:
         verdict = puzzle.check(start)
     except Undecided:
@@ -275,15 +290,17 @@ def solve(
         from .search.bfs import PathResult
 
         found = PathResult(plan.table.descend(start), 0)
-    elif method == "ida":
+    elif method in ("ida", "fast"):
         if plan.problem is None:  # building its tables counts against the time limit too
             plan = plan.ready(deadline=None if time_limit is None else t0 + time_limit, **pdb_options)
             if time_limit is not None:
                 time_limit = max(0.0, time_limit - (time.perf_counter() - t0))
             t0 = time.perf_counter()
-        from .search.ida import anytime_ida, ida_star
+        from .search.ida import IDAResult, anytime_ida, ida_star
 
-        if anytime:
+        if method == "fast":
+            found = IDAResult(puzzle.fast_solution(start), 0, 0, 0.0, plan.problem.heuristic(start))
+        elif anytime:
             found = anytime_ida(plan.problem, start, time_limit=time_limit, progress=progress)
         else:
             found = ida_star(plan.problem, start, time_limit=time_limit, progress=progress, weight=weight)
@@ -297,10 +314,10 @@ def solve(
     path = puzzle.replay(start, moves)
     if path[-1] != puzzle.goal:
         raise AssertionError(f"internal error: the {method} solution does not reach the goal")
-    lower = found.lower_bound if method == "ida" else None
+    lower = found.lower_bound if method in ("ida", "fast") else None
     return Solution(puzzle, start, moves, path, method, nodes, seconds, notations=puzzle.move_notations(path, moves),
-                    heuristic=used, lower_bound=None if lower == len(moves) else lower, weight=Fraction(p, q),
-                    anytime=anytime and method == "ida")
+                    heuristic=used, lower_bound=None if lower == len(moves) else lower,
+                    weight=None if method == "fast" else Fraction(p, q), anytime=anytime and method == "ida")
 
 
 def _exhausted() -> Verdict:

@@ -114,6 +114,12 @@ class Puzzle(ABC):
         with SearchStopped."""
         return None
 
+    def fast_solution(self, start: State) -> list[int] | None:
+        """Moves from ``start`` (solvable) to the goal found quickly by a method of the
+        family's own, not necessarily fewest; None, for every start, where the family has
+        no such method."""
+        return None
+
     def default_heuristic(self) -> str | None:
         """The heuristic IDA* uses by default (``pdb:...`` or a classic bound), None without search."""
         return None
