@@ -165,3 +165,25 @@ def test_cli_batch_fast(tmp_path):
         assert len(str(row["moves"]).split()) == row["length"]
     refused = run_cli(["batch", "12x12", str(positions), "--method", "fast", "--weight", "2"])
     assert refused.exit_code == 2 and refused.stdout == ""
+
+
+def test_weighted_solutions_are_shortened_and_stay_within_bounds():
+    """A weighted solution not proven optimal goes through the family's shorten: on 4x3
+    no longer than weighted IDA*'s own, still reaching the goal; a family without a
+    shortening keeps its moves."""
+    from puzzlespace.search.ida import ida_star
+    from puzzlespace.solver import plan_solving
+
+    rng = np.random.default_rng(43)
+    p = ps.load_puzzle("4x3")
+    plan = plan_solving(p, "ida", "manhattan").ready()
+    gained = 0
+    for _ in range(30):
+        start = p.random_position(rng)
+        raw = ida_star(plan.problem, start, weight=3)
+        sol = ps.solve(p, start, plan=plan, weight=3)
+        assert sol.length <= len(raw.moves) and sol.path[-1] == p.goal and sol.proven_lower_bound == raw.lower_bound
+        gained += sol.length < len(raw.moves)
+    assert gained > 0
+    jump = ps.load_puzzle("jump:8")
+    assert jump.shorten(jump.goal, [1, 0]) == [1, 0]

@@ -258,7 +258,8 @@ def solve(
     long as the optimum, found by weighted IDA* (other methods give the optimum); with
     ``anytime``, the best solution weighted IDA* finds at falling weights until
     ``time_limit`` (:func:`~puzzlespace.search.ida.anytime_ida`), with the best lower
-    bound proven.
+    bound proven. A solution not proven optimal goes through the family's
+    :meth:`~puzzlespace.families.base.Puzzle.shorten` before it is replayed.
 
     How is decided by :func:`plan_solving` from ``method``, ``table`` (a loaded
     :class:`~puzzlespace.explore.tablebase.Tablebase`), ``heuristic`` and ``problem``, or
@@ -310,11 +311,13 @@ def solve(
     if found is None:
         raise Unsolvable(_exhausted())
     moves, nodes = found.moves, found.nodes
+    lower = found.lower_bound if method in ("ida", "fast") else None
+    if lower is not None and lower < len(moves):
+        moves = puzzle.shorten(start, moves)
     seconds = time.perf_counter() - t0
     path = puzzle.replay(start, moves)
     if path[-1] != puzzle.goal:
         raise AssertionError(f"internal error: the {method} solution does not reach the goal")
-    lower = found.lower_bound if method in ("ida", "fast") else None
     return Solution(puzzle, start, moves, path, method, nodes, seconds, notations=puzzle.move_notations(path, moves),
                     heuristic=used, lower_bound=None if lower == len(moves) else lower,
                     weight=None if method == "fast" else Fraction(p, q), anytime=anytime and method == "ida")

@@ -120,6 +120,11 @@ class Puzzle(ABC):
         no such method."""
         return None
 
+    def shorten(self, start: State, moves: Sequence[int]) -> list[int]:
+        """``moves`` (from ``start`` to the goal) made no longer by the family's own local
+        optimisation, to the same end; by default as they are."""
+        return list(moves)
+
     def default_heuristic(self) -> str | None:
         """The heuristic IDA* uses by default (``pdb:...`` or a classic bound), None without search."""
         return None

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
+import numpy as np
+
 from ..errors import PuzzleError
 from ..graphs import Graph
 from ..positions import board_size, check_arrangement, check_row_lengths, is_board_size, parse_numbers
@@ -84,11 +86,18 @@ class SlidingPuzzle(TokenPuzzle):
         return notes
 
     def fast_solution(self, start: State) -> list[int]:
-        """Line by line from the outside in, then shortened window by window
-        (:mod:`puzzlespace.families.sliding_fast`): under a second up to 20 x 20."""
-        from .sliding_fast import constructive_walk, shortened_walk
+        """Line by line from the outside in (:mod:`puzzlespace.families.sliding_fast`):
+        milliseconds up to 20 x 20."""
+        from .sliding_fast import constructive_walk
 
-        walk = constructive_walk(self.width, self.height, start, self.goal)
+        return [int(v) for v in constructive_walk(self.width, self.height, start, self.goal)[1:]]
+
+    def shorten(self, start: State, moves: Sequence[int]) -> list[int]:
+        """Every window of the moves replaced by an optimal one between its ends where
+        that is shorter (:func:`~puzzlespace.families.sliding_fast.shortened_walk`)."""
+        from .sliding_fast import shortened_walk
+
+        walk = np.array([start.index(0), *moves], np.int32)
         return [int(v) for v in shortened_walk(self.width, self.height, start, walk)[1:]]
 
     def conflict_lines(self) -> list[list[int]]:

@@ -7,15 +7,16 @@ time, each by the fewest moves that leave the fixed tiles alone (a breadth-first
 over where that tile and the blank are); the last two of a line go in together (the
 last one first, into its neighbour's place, the other beside it one step in, then the
 blank turns them both home). The 2 x 2 left holds the goal's blank and is turned into
-place. The walk is then shortened: every window of it is replaced by an optimal walk
-between its two ends when that is shorter (IDA* with the Manhattan distance, a few
-thousand nodes per window at most).
+place. A walk (this one, or a weighted search's) can then be shortened: every window
+of it is replaced by an optimal walk between its two ends when that is shorter (IDA*
+with the Manhattan distance, at most :data:`WINDOW_NODES` nodes a window).
 
 A *walk* here is the sequence of cells the blank visits, its first entry the start's
 blank; its moves (the token-puzzle move codes) are its entries after the first.
 
-Memory: the board and the tiles' cells (4 bytes a cell each) and two arrays of
-``(n + 1) * n`` 4-byte entries for the breadth-first search (640 KB on 20 x 20).
+Memory: the board and the tiles' cells (4 bytes a cell each), three arrays of
+``(n + 1) * n`` 4-byte entries for the breadth-first searches (1.9 MB on 20 x 20), and
+the walk (4 bytes a move).
 """
 
 from __future__ import annotations
@@ -24,9 +25,9 @@ import numba as nb
 import numpy as np
 
 #: Moves in one window the shortening tries to replace.
-WINDOW = 24
+WINDOW = 32
 #: Nodes one window's IDA* may generate before the window is left as it is.
-WINDOW_NODES = 4000
+WINDOW_NODES = 20000
 
 
 @nb.njit(cache=True, nogil=True)
