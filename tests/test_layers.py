@@ -1,9 +1,10 @@
 """Layers import downward only, and no two packages import each other.
 
 From the bottom: primitives (errors, contracts, bit tables, fast division, data files, the
-cache folder, resources, positions, graphs, argument parsing); algorithms (``search``,
-``explore``: no family, no pattern database); families and what is specific to them
-(``families``, ``pdb``); planning (``solver``, ``batch``, ``registry``); the command line.
+cache folder, resources, positions, graphs, argument parsing, figures and their SVG
+renderer); algorithms (``search``, ``explore``: no family, no pattern database); families
+and what is specific to them (``families``, ``pdb``); planning and its products
+(``solver``, ``batch``, ``registry``, ``pages``); the command line.
 Every import counts, those inside functions too.
 """
 
@@ -16,10 +17,10 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "puzzlespace"
 
 LAYERS = [
     {"errors", "_version", "contracts", "fastdiv", "datafile", "bits", "cache", "resources", "positions", "graphs",
-     "cliparse"},
+     "cliparse", "drawing", "render"},
     {"search", "explore"},
     {"families", "pdb"},
-    {"solver", "batch", "registry"},
+    {"solver", "batch", "registry", "pages"},
     {"cli", "__main__", "__init__"},
 ]
 LEVEL = {unit: i for i, units in enumerate(LAYERS) for unit in units}

@@ -36,7 +36,7 @@ def test_the_built_in_families_are_registered():
         ps.load_puzzle("cube:3")
 
 
-def test_the_documented_examples_run_and_plug_in(clean_registry):
+def test_the_documented_examples_run_and_plug_in(clean_registry, tmp_path):
     namespace: dict = {}
     for code in _adding_a_family_examples():
         exec(compile(code, str(DOCS), "exec"), namespace)
@@ -46,6 +46,9 @@ def test_the_documented_examples_run_and_plug_in(clean_registry):
     runner = CliRunner()
     r = runner.invoke(app, ["solve", "pancake:6", "3 5 0 4 1 2", "--quiet"])
     assert r.exit_code == 0 and "pancake:6: optimal solution, 6 moves" in r.stdout, r.output
+    page = tmp_path / "p.html"  # a family that says nothing of drawing still gets its page
+    r = runner.invoke(app, ["solve", "pancake:6", "3 5 0 4 1 2", "--quiet", "--html", str(page)])
+    assert r.exit_code == 0 and '<text x="0" y="0" fill="#2b2b2b">3</text>' in page.read_text()
     r = runner.invoke(app, ["check", "cube:3", "1"])
     assert r.exit_code == 2 and "pancake:N" in r.stderr
 

@@ -187,11 +187,15 @@ def check(puzzle: str, position: str, goal: Optional[str], explain: bool, as_jso
 @click.option("--table", type=PATH, metavar="FILE",
               help="read the solution from this tablebase (default with --method table: the cached one)")
 @click.option("--quiet", "-q", is_flag=True, help="the moves only, no boards")
+@click.option("--html", "html_file", type=PATH, metavar="FILE",
+              help="also write the solution as a page that plays it (one file, opens offline)")
+@click.option("--svg", "svg_file", type=PATH, metavar="FILE",
+              help="also write the start, the path and the goal as one SVG picture")
 @json_option
 @cache_option
 def solve(puzzle: str, position: str, goal: Optional[str], method: str, heuristic: str, weight: Fraction,
-          anytime: bool, time_limit: Optional[float], table: Optional[Path], quiet: bool, as_json: bool,
-          cache_dir: Optional[Path]) -> None:
+          anytime: bool, time_limit: Optional[float], table: Optional[Path], quiet: bool,
+          html_file: Optional[Path], svg_file: Optional[Path], as_json: bool, cache_dir: Optional[Path]) -> None:
     """Find a proven-optimal (fewest-moves) solution of POSITION, or with --weight W one
     at most W times as long, with a proven lower bound of the optimum; with --anytime the
     best solution found until --time-limit.
@@ -225,6 +229,24 @@ def solve(puzzle: str, position: str, goal: Optional[str], method: str, heuristi
         _emit_json(dict(sol.to_json(), status="solved"))
     else:
         _print_solution(sol, quiet)
+    with _errors():
+        _write_pictures(sol, html_file, svg_file)
+
+
+def _write_pictures(sol: Solution, html_file: Optional[Path], svg_file: Optional[Path]) -> None:
+    """Write the solution's page and picture where asked (each atomically)."""
+    from .datafile import write_atomic
+    from .pages import solution_html, solution_svg
+
+    for path, what, make in ((html_file, "page", solution_html), (svg_file, "picture", solution_svg)):
+        if path is None:
+            continue
+        text = make(sol).encode()
+        try:
+            write_atomic(path, lambda f: f.write(text))
+        except OSError as exc:
+            raise PuzzleError(f"cannot write the {what} {str(path)!r}: {exc.strerror or exc}") from None
+        err.print(f"{what} written to {path}", markup=False)
 
 
 def _outcome(p: Puzzle, state: tuple, status: str, **facts) -> dict:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterator, Sequence
 
 from ..contracts import State
+from ..drawing import Figure, Spot
 from ..errors import PuzzleError
 
 
@@ -65,6 +66,12 @@ class Puzzle(ABC):
     @abstractmethod
     def draw(self, state: State) -> str:
         """A multi-line picture of the position for people."""
+
+    def figure(self, state: State, move: int | None = None) -> Figure:
+        """How the position is drawn (:mod:`puzzlespace.drawing`): a spot per cell, in cell
+        order, and with ``move`` (legal in ``state``) the mark of that move where the
+        family draws one. By default the cells' values in a row, with no mark."""
+        return Figure(tuple(Spot(float(i), 0.0, "square", str(v), "piece") for i, v in enumerate(state)))
 
     # ----- rules ------------------------------------------------------------------------
     @abstractmethod

@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
+from ..drawing import Figure, Mark, Spot
 from ..errors import PuzzleError
 from ..positions import board_size, split_rows
 from .base import Family, Puzzle, State, Verdict, register_family
@@ -95,6 +96,13 @@ class FlipPuzzle(Puzzle):
         return "\n".join(
             "".join("□" if v else "■" for v in state[r * w : (r + 1) * w]) for r in range(self.height)
         )
+
+    def figure(self, state: State, move: int | None = None) -> Figure:
+        """A square per cell, light for 1 and dark for 0; a move outlines its line."""
+        w = self.width
+        spots = tuple(Spot(float(v % w), float(v // w), "square", "", "light" if x else "dark")
+                      for v, x in enumerate(state))
+        return Figure(spots, marks=() if move is None else (Mark("line", tuple(self.lines[move])),))
 
     # ----- rules ------------------------------------------------------------------------
     def moves(self, state: State) -> Sequence[int]:

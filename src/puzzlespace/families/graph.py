@@ -166,6 +166,16 @@ class GraphPuzzle(TokenPuzzle):
     def with_goal(self, goal: State) -> "GraphPuzzle":
         return GraphPuzzle(self.graph, self.names, self.coordinates, goal, self.spec, self.title)
 
+    def places(self) -> list[tuple[float, float]]:
+        """The file's coordinates (y up there, so turned over), scaled so that the closest
+        two nodes are 1.5 units apart; without them the circle of :class:`TokenPuzzle`."""
+        if not self.coordinates:
+            return super().places()
+        closest = min((math.dist(a, b) for i, a in enumerate(self.coordinates) for b in self.coordinates[:i]),
+                      default=1.0) or 1.0
+        scale = 1.5 / closest
+        return [(x * scale, -y * scale) for x, y in self.coordinates]
+
     def draw(self, state: State) -> str:
         labels = [str(t) if t else "." for t in state]
         if self.coordinates:

@@ -47,6 +47,12 @@ class JumpPuzzle(TokenPuzzle):
         cell = len(str(self.pieces))
         return "[" + " ".join(str(t).rjust(cell) if t else ".".rjust(cell) for t in state) + "]"
 
+    figure_edges = False  # a move's arc shows the jump
+
+    def places(self) -> list[tuple[float, float]]:
+        """The line: cell i at (i, 0)."""
+        return [(float(i), 0.0) for i in range(self.n_cells)]
+
     def move_notations(self, path: Sequence[State], moves: Sequence[int]) -> dict[str, list]:
         """``tiles`` (piece moved) and ``jumps`` (``"3:4>2"``: piece 3 from cell 4 to cell 2)."""
         notes = super().move_notations(path, moves)

@@ -78,6 +78,13 @@ class SlidingPuzzle(TokenPuzzle):
             for r in range(self.height)
         )
 
+    figure_shape = "square"
+    figure_edges = False
+
+    def places(self) -> list[tuple[float, float]]:
+        """The grid: cell (row r, column c) at (c, r)."""
+        return [(float(v % self.width), float(v // self.width)) for v in range(self.n_cells)]
+
     def move_notations(self, path: Sequence[State], moves: Sequence[int]) -> dict[str, list]:
         """``tiles`` (the tile moved) and ``directions`` (the way the blank moves)."""
         notes = super().move_notations(path, moves)

@@ -12,11 +12,13 @@ Move: the node the blank moves to (equivalently, the token on it slides into the
 
 from __future__ import annotations
 
+import math
 from functools import cached_property
 from typing import Sequence
 
 import numpy as np
 
+from ..drawing import Figure, Mark, Spot
 from ..errors import PuzzleError, SearchStopped, Undecided
 from ..graphs import Graph
 from ..positions import check_arrangement, parse_numbers
@@ -73,6 +75,27 @@ class TokenPuzzle(Puzzle):
 
     def format_position(self, state: State) -> str:
         return " ".join(map(str, state))
+
+    def figure(self, state: State, move: int | None = None) -> Figure:
+        """A numbered spot per node at :meth:`places`, the blank's empty; the graph's edges
+        where :attr:`figure_edges`; a move as an arrow from the token to the blank."""
+        spots = tuple(Spot(x, y, self.figure_shape, str(t) if t else "", "piece" if t else "empty")
+                      for (x, y), t in zip(self.places(), state))
+        edges = tuple(self.graph.edges) if self.figure_edges else ()
+        marks = () if move is None else (Mark("move", (move, state.index(0))),)
+        return Figure(spots, edges, marks)
+
+    #: How nodes are drawn (see :mod:`puzzlespace.drawing`), and whether edges are.
+    figure_shape = "circle"
+    figure_edges = True
+
+    def places(self) -> list[tuple[float, float]]:
+        """Where each node is drawn (board units, y down): evenly round a circle whose
+        neighbouring nodes are 1.5 units apart."""
+        n = self.n_cells
+        radius = max(1.0, 1.5 * n / (2 * math.pi))
+        return [(radius * (1 + math.sin(2 * math.pi * i / n)), radius * (1 - math.cos(2 * math.pi * i / n)))
+                for i in range(n)]
 
     # ----- rules ------------------------------------------------------------------------
     def moves(self, state: State) -> Sequence[int]:

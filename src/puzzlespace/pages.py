@@ -1,0 +1,135 @@
+"""A solution as pictures: one static SVG (start, goal and the path as a strip) and one
+self-contained HTML page that plays it.
+
+Both draw through :mod:`puzzlespace.render` from the family's figures. The page carries
+its SVG, its data and its script inline and refers to nothing outside the file. Its
+script only steps through frames the renderer made: for each position of the path, every
+spot's label and fill, and the mark of the move made from it.
+"""
+
+from __future__ import annotations
+
+import json
+from html import escape
+
+from . import render
+from .solver import Solution
+
+
+def solution_svg(sol: Solution, columns: int = 8) -> str:
+    """The start, every position of the solution with the move made from it marked, and
+    the goal, as one SVG strip."""
+    p = sol.puzzle
+    primary = next(iter(sol.notations.values()), sol.moves)
+    figures = [p.figure(s, sol.moves[k] if k < sol.length else None) for k, s in enumerate(sol.path)]
+    captions = ["start"] + [f"after {k}: {m}" for k, m in enumerate(primary, 1)]
+    captions[-1] = "goal" if sol.length == 0 else f"after {sol.length}: {primary[-1]} (goal)"
+    return render.strip_svg(figures, captions, columns)
+
+
+def facts(sol: Solution) -> list[tuple[str, str]]:
+    """What the page states about the solution, as (name, value)."""
+    if sol.optimal:
+        quality = "proven optimal"
+    else:
+        quality = f"not proven optimal: the optimum is at least {sol.proven_lower_bound}"
+    rows = [("puzzle", sol.puzzle.spec), ("length", f"{sol.length} moves, {quality}"),
+            ("method", f"{sol.method} {sol.heuristic}".strip())]
+    if sol.method != "fast":
+        rows.append(("nodes", f"{sol.nodes:,}"))
+    rows.append(("time", f"{sol.seconds:.3f} s"))
+    return rows
+
+
+def frames(sol: Solution) -> dict:
+    """The page's data: per position, each spot's [label, fill]; per position, the SVG of
+    the move made from it ("" at the goal); the fills' colours."""
+    p = sol.puzzle
+    figures = [p.figure(s, sol.moves[k] if k < sol.length else None) for k, s in enumerate(sol.path)]
+    return {
+        "frames": [[[s.label, s.fill] for s in f.spots] for f in figures],
+        "marks": ["".join(render.mark_svg(f, m) for m in f.marks) for f in figures],
+        "colours": render.COLOURS,
+    }
+
+
+def solution_html(sol: Solution) -> str:
+    """The whole page: the board, the controls (play/pause, step, slider, speed), the move
+    list with the current move highlighted, and the facts."""
+    primary = next(iter(sol.notations.values()), sol.moves)
+    board = render.svg(sol.puzzle.figure(sol.path[0], sol.moves[0] if sol.moves else None), ids=True)
+    moves = "".join(f'<li data-k="{k}">{k}.&nbsp;{escape(str(m))}</li>' for k, m in enumerate(primary, 1))
+    table = "".join(f"<tr><th>{escape(k)}</th><td>{escape(v)}</td></tr>" for k, v in facts(sol))
+    data = json.dumps(frames(sol), separators=(",", ":")).replace("</", "<\\/")
+    title = f"{sol.puzzle.spec}: {sol.length} moves"
+    return _PAGE.format(title=escape(title), board=board, moves=moves, table=table, data=data, last=sol.length)
+
+
+_PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
+<style>
+body {{ font-family: sans-serif; margin: 1.5em; color: #222; max-width: 60em; }}
+#board svg {{ max-width: 100%; height: auto; }}
+.controls {{ margin: .8em 0; display: flex; gap: .4em; align-items: center; flex-wrap: wrap; }}
+button {{ font-size: 1em; padding: .2em .7em; }}
+#moves {{ list-style: none; display: flex; flex-wrap: wrap; gap: .3em .9em; padding: 0; font-family: monospace; }}
+#moves li {{ cursor: pointer; padding: 0 .2em; }}
+#moves li.current {{ background: #d1495b; color: #fff; border-radius: 3px; }}
+table {{ border-collapse: collapse; }} th {{ text-align: left; padding-right: 1em; font-weight: normal; color: #666; }}
+</style></head>
+<body>
+<h1>{title}</h1>
+<table id="facts">{table}</table>
+<div id="board" data-step="0">{board}</div>
+<div class="controls">
+<button id="first" title="start (Home)">|&#x25C0;</button><button id="prev" title="back (Left)">&#x25C0;</button>
+<button id="play" title="play or pause (Space)">play</button>
+<button id="next" title="forward (Right)">&#x25B6;</button><button id="last" title="goal (End)">&#x25B6;|</button>
+<input id="slider" type="range" min="0" max="{last}" value="0" aria-label="position">
+<label>speed <select id="speed"><option value="900">slow</option><option value="450" selected>normal</option>
+<option value="150">fast</option></select></label>
+<span id="where">0 / {last}</span>
+</div>
+<ol id="moves">{moves}</ol>
+<script id="data" type="application/json">{data}</script>
+<script>
+"use strict";
+const data = JSON.parse(document.getElementById("data").textContent);
+const last = data.frames.length - 1;
+const $ = (id) => document.getElementById(id);
+let k = 0, timer = null;
+function show(i) {{
+  k = Math.max(0, Math.min(last, i));
+  data.frames[k].forEach(([label, fill], j) => {{
+    const g = $("s" + j), colours = data.colours[fill];
+    g.setAttribute("class", fill); g.setAttribute("fill", colours[0]);
+    const text = g.querySelector("text"); text.textContent = label; text.setAttribute("fill", colours[1]);
+  }});
+  document.querySelector("#board .marks").innerHTML = data.marks[k];
+  $("board").dataset.step = k; $("slider").value = k; $("where").textContent = k + " / " + last;
+  document.querySelectorAll("#moves li").forEach((li) => li.classList.toggle("current", +li.dataset.k === k));
+  if (k === last) pause();
+}}
+function pause() {{ clearInterval(timer); timer = null; $("play").textContent = "play"; }}
+function play() {{
+  if (timer) return pause();
+  if (k === last) show(0);
+  $("play").textContent = "pause";
+  timer = setInterval(() => show(k + 1), +$("speed").value);
+}}
+$("first").onclick = () => {{ pause(); show(0); }};
+$("prev").onclick = () => {{ pause(); show(k - 1); }};
+$("next").onclick = () => {{ pause(); show(k + 1); }};
+$("last").onclick = () => {{ pause(); show(last); }};
+$("play").onclick = play;
+$("slider").oninput = (e) => {{ pause(); show(+e.target.value); }};
+$("speed").onchange = () => {{ if (timer) {{ pause(); play(); }} }};
+document.querySelectorAll("#moves li").forEach((li) => {{ li.onclick = () => {{ pause(); show(+li.dataset.k); }}; }});
+document.addEventListener("keydown", (e) => {{
+  const keys = {{ArrowLeft: () => show(k - 1), ArrowRight: () => show(k + 1), Home: () => show(0), End: () => show(last)}};
+  if (e.key === " ") {{ e.preventDefault(); play(); }} else if (keys[e.key]) {{ pause(); keys[e.key](); }}
+}});
+show(0);
+</script>
+</body></html>
+"""

@@ -1,0 +1,169 @@
+"""Solutions as pictures: the SVG strip and the page that plays a solution.
+
+The page is checked in a real browser (headless Chromium through Selenium and Debian's
+chromium-driver): stepping it shows path[k] after k moves, and it makes no request
+outside its own file. Without that browser those tests skip."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+import puzzlespace as ps
+from puzzlespace.cli import app
+from puzzlespace.pages import frames, solution_html, solution_svg
+from puzzlespace.solver import Solution
+
+CASES = [("3x3", "8 6 7/2 5 4/3 0 1"), ("jump:6", "1 2 0 3 4 5 6"), ("flip:3x3", None),
+         ("graph:examples/theta.json", "2 0 1 3 4 5 6")]
+
+
+@pytest.fixture(params=CASES, ids=[c[0] for c in CASES])
+def solution(request, examples, monkeypatch):
+    monkeypatch.chdir(examples.parent)
+    name, position = request.param
+    p = ps.load_puzzle(name)
+    if position is None:  # three lines turned over from the goal
+        start = p.goal
+        for line in (0, 4, 2):
+            start = p.apply(start, line)
+    else:
+        start = p.parse_position(position)
+    return ps.solve(p, start)
+
+
+def expected_spots(p, state) -> list[list[str]]:
+    """What each spot shows, from the state itself: a token's number ('' for the blank),
+    or a flip cell's face."""
+    if p.spec.startswith("flip"):
+        return [["", "light" if v else "dark"] for v in state]
+    return [[str(t) if t else "", "piece" if t else "empty"] for t in state]
+
+
+def test_frames_show_each_position_of_the_path(solution):
+    data = frames(solution)
+    assert len(data["frames"]) == len(solution.path) == len(data["marks"])
+    for k, state in enumerate(solution.path):
+        assert data["frames"][k] == expected_spots(solution.puzzle, state)
+        assert bool(data["marks"][k]) == (k < solution.length)
+
+
+def test_the_svg_strip_is_one_document_with_a_board_per_position(solution):
+    root = ET.fromstring(solution_svg(solution))
+    captions = [t.text for t in root.iter("{http://www.w3.org/2000/svg}text") if t.text and
+                (t.text == "start" or t.text.startswith("after"))]
+    assert len(captions) == len(solution.path) and captions[0] == "start" and captions[-1].endswith("(goal)")
+
+
+def test_the_page_refers_to_nothing_outside_it(solution):
+    page = solution_html(solution)
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:|//)""", page)
+    assert "@import" not in page and "url(http" not in page
+
+
+def _walk_solution(name: str, moves: int, seed: int) -> Solution:
+    """A solution of exactly ``moves`` moves: a random walk from the goal, played back."""
+    p = ps.load_puzzle(name)
+    rng = np.random.default_rng(seed)
+    path = [p.goal]
+    while len(path) <= moves:
+        options = [m for m in p.moves(path[-1]) if len(path) < 2 or p.apply(path[-1], m) != path[-2]]
+        path.append(p.apply(path[-1], options[int(rng.integers(len(options)))]))
+    path.reverse()
+    moves_made = [next(m for m in p.moves(a) if p.apply(a, m) == b) for a, b in zip(path, path[1:])]
+    return Solution(p, path[0], moves_made, path, "ida", 0, 0.0, p.move_notations(path, moves_made))
+
+
+def test_a_100_move_page_is_small():
+    for name in ("4x4", "6x6"):
+        page = solution_html(_walk_solution(name, 100, 1))
+        assert len(page.encode()) < 200_000, (name, len(page))
+
+
+def test_cli_writes_both(tmp_path):
+    page, picture = tmp_path / "s.html", tmp_path / "s.svg"
+    result = CliRunner().invoke(app, ["solve", "3x3", "8 6 7/2 5 4/3 0 1", "-q", "--html", str(page), "--svg",
+                                      str(picture)])
+    assert result.exit_code == 0, result.output
+    assert "page written to" in result.output and "picture written to" in result.output
+    assert page.read_text().startswith("<!doctype html>") and ET.fromstring(picture.read_text()) is not None
+    bad = CliRunner().invoke(app, ["solve", "3x3", "8 6 7/2 5 4/3 0 1", "-q", "--html", str(tmp_path / "no" / "s.html")])
+    assert bad.exit_code == 2 and "cannot write the page" in bad.output and "Traceback" not in bad.output
+
+
+# ---- in a browser ---------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def browser():
+    chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+    except ImportError:
+        pytest.skip("no selenium: pip install 'puzzlespace[test]'")
+    if not chromium or not driver:
+        pytest.skip("no headless Chromium: apt-get install chromium chromium-driver")
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1000,800"):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"performance": "ALL"})
+    session = webdriver.Chrome(service=Service(driver), options=options)
+    yield session
+    session.quit()
+
+
+def _shown(browser, n: int) -> list[list[str]]:
+    return browser.execute_script(
+        "return Array.from({length: arguments[0]}, (_, j) => {const g = document.getElementById('s' + j);"
+        " return [g.querySelector('text').textContent, g.getAttribute('class')];});", n)
+
+
+def _requests(browser) -> list[str]:
+    urls = []
+    for entry in browser.get_log("performance"):
+        message = json.loads(entry["message"])["message"]
+        if message["method"] == "Network.requestWillBeSent":
+            urls.append(message["params"]["request"]["url"])
+    return urls
+
+
+def test_the_page_plays_the_solution_in_a_browser(browser, solution, tmp_path):
+    page = tmp_path / "solution.html"
+    page.write_text(solution_html(solution))
+    browser.get_log("performance")  # drop what came before
+    browser.get(page.as_uri())
+    p, n = solution.puzzle, solution.puzzle.n_cells
+    click = lambda which: browser.find_element("id", which).click()  # noqa: E731
+    assert _shown(browser, n) == expected_spots(p, solution.path[0])
+    for k in range(1, solution.length + 1):
+        click("next")
+        assert browser.find_element("id", "board").get_attribute("data-step") == str(k)
+        assert _shown(browser, n) == expected_spots(p, solution.path[k])
+    click("first")
+    assert _shown(browser, n) == expected_spots(p, solution.path[0])
+    click("last")
+    assert _shown(browser, n) == expected_spots(p, p.goal)
+    assert browser.find_element("css selector", "#moves li.current").get_attribute("data-k") == str(solution.length)
+    browser.save_screenshot(str(tmp_path / "goal.png"))
+    assert all(url.startswith("file:") for url in _requests(browser))
+
+
+def test_play_runs_to_the_goal(browser, tmp_path):
+    sol = _walk_solution("4x3", 12, 3)
+    page = tmp_path / "play.html"
+    page.write_text(solution_html(sol))
+    browser.get(page.as_uri())
+    browser.execute_script("document.getElementById('speed').value = '150';")
+    browser.find_element("id", "play").click()
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    WebDriverWait(browser, 10).until(lambda b: b.find_element("id", "board").get_attribute("data-step") == "12")
+    assert _shown(browser, 12) == expected_spots(sol.puzzle, sol.puzzle.goal)
+    assert browser.find_element("id", "play").text == "play"
