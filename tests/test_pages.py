@@ -47,11 +47,17 @@ def expected_spots(p, state) -> list[list[str]]:
 
 
 def test_frames_show_each_position_of_the_path(solution):
+    """The start, and each move's changes applied in turn, give every position of the path."""
     data = frames(solution)
-    assert len(data["frames"]) == len(solution.path) == len(data["marks"])
+    assert len(data["changes"]) == solution.length and len(data["mark"]) == len(solution.path)
+    shown = [list(s) for s in data["first"]]
     for k, state in enumerate(solution.path):
-        assert data["frames"][k] == expected_spots(solution.puzzle, state)
-        assert bool(data["marks"][k]) == (k < solution.length)
+        if k:
+            for j, label, fill in data["changes"][k - 1]:
+                shown[j] = [label, fill]
+        assert shown == expected_spots(solution.puzzle, state)
+        assert (data["mark"][k] >= 0) == (k < solution.length)
+    assert all(data["marks"]) and len(set(data["marks"])) == len(data["marks"])
 
 
 def test_the_svg_strip_is_one_document_with_a_board_per_position(solution):
@@ -78,6 +84,17 @@ def _walk_solution(name: str, moves: int, seed: int) -> Solution:
     path.reverse()
     moves_made = [next(m for m in p.moves(a) if p.apply(a, m) == b) for a, b in zip(path, path[1:])]
     return Solution(p, path[0], moves_made, path, "ida", 0, 0.0, p.move_notations(path, moves_made))
+
+
+def test_a_long_solution_gets_a_strip_of_evenly_spaced_positions():
+    from puzzlespace.pages import STRIP_BOARDS
+
+    sol = _walk_solution("5x5", 400, 2)
+    root = ET.fromstring(solution_svg(sol))
+    captions = [t.text for t in root.iter("{http://www.w3.org/2000/svg}text") if t.text and
+                (t.text == "start" or t.text.startswith("after"))]
+    assert len(captions) == STRIP_BOARDS and captions[0] == "start" and captions[1] == "after 4: " + str(
+        sol.notations["tiles"][3]) and captions[-1].startswith("after 400:")
 
 
 def test_a_100_move_page_is_small():

@@ -3,8 +3,8 @@ self-contained HTML page that plays it.
 
 Both draw through :mod:`puzzlespace.render` from the family's figures. The page carries
 its SVG, its data and its script inline and refers to nothing outside the file. Its
-script only steps through frames the renderer made: for each position of the path, every
-spot's label and fill, and the mark of the move made from it.
+script only steps through frames the renderer made: every spot's label and fill at the
+start and what each move changes, and the mark of the move made from each position.
 """
 
 from __future__ import annotations
@@ -16,13 +16,20 @@ from . import render
 from .solver import Solution
 
 
+#: Most boards in the SVG strip: longer solutions show this many positions, evenly spaced.
+STRIP_BOARDS = 101
+
+
 def solution_svg(sol: Solution, columns: int = 8) -> str:
-    """The start, every position of the solution with the move made from it marked, and
-    the goal, as one SVG strip."""
+    """The start, the positions of the solution with the move made from each marked, and
+    the goal, as one SVG strip (every position up to :data:`STRIP_BOARDS`, else that
+    many evenly spaced, start and goal among them)."""
     p = sol.puzzle
     primary = next(iter(sol.notations.values()), sol.moves)
-    figures = [p.figure(s, sol.moves[k] if k < sol.length else None) for k, s in enumerate(sol.path)]
-    captions = ["start"] + [f"after {k}: {m}" for k, m in enumerate(primary, 1)]
+    count = min(len(sol.path), STRIP_BOARDS)
+    shown = sorted({round(i * sol.length / max(1, count - 1)) for i in range(count)})
+    figures = [p.figure(sol.path[k], sol.moves[k] if k < sol.length else None) for k in shown]
+    captions = ["start" if k == 0 else f"after {k}: {primary[k - 1]}" for k in shown]
     captions[-1] = "goal" if sol.length == 0 else f"after {sol.length}: {primary[-1]} (goal)"
     return render.strip_svg(figures, captions, columns)
 
@@ -42,13 +49,21 @@ def facts(sol: Solution) -> list[tuple[str, str]]:
 
 
 def frames(sol: Solution) -> dict:
-    """The page's data: per position, each spot's [label, fill]; per position, the SVG of
-    the move made from it ("" at the goal); the fills' colours."""
+    """The page's data: ``first``, each spot's [label, fill] at the start; ``changes``, per
+    move, the [spot, label, fill] it changes; ``marks``, the SVG of each different move
+    mark, and ``mark``, per position, the index of the one made from it (-1 at the goal);
+    the fills' ``colours``."""
     p = sol.puzzle
     figures = [p.figure(s, sol.moves[k] if k < sol.length else None) for k, s in enumerate(sol.path)]
+    shown = [[[s.label, s.fill] for s in f.spots] for f in figures]
+    marks: dict[str, int] = {}
+    mark = [marks.setdefault(svg, len(marks)) if svg else -1
+            for svg in ("".join(render.mark_svg(f, m) for m in f.marks) for f in figures)]
     return {
-        "frames": [[[s.label, s.fill] for s in f.spots] for f in figures],
-        "marks": ["".join(render.mark_svg(f, m) for m in f.marks) for f in figures],
+        "first": shown[0],
+        "changes": [[[j, *now] for j, (was, now) in enumerate(zip(a, b)) if was != now] for a, b in zip(shown, shown[1:])],
+        "marks": list(marks),
+        "mark": mark,
         "colours": render.COLOURS,
     }
 
@@ -95,17 +110,23 @@ table {{ border-collapse: collapse; }} th {{ text-align: left; padding-right: 1e
 <script>
 "use strict";
 const data = JSON.parse(document.getElementById("data").textContent);
-const last = data.frames.length - 1;
+const frames = [data.first];
+data.changes.forEach((change) => {{
+  const next = frames[frames.length - 1].slice();
+  change.forEach(([j, label, fill]) => {{ next[j] = [label, fill]; }});
+  frames.push(next);
+}});
+const last = frames.length - 1;
 const $ = (id) => document.getElementById(id);
 let k = 0, timer = null;
 function show(i) {{
   k = Math.max(0, Math.min(last, i));
-  data.frames[k].forEach(([label, fill], j) => {{
+  frames[k].forEach(([label, fill], j) => {{
     const g = $("s" + j), colours = data.colours[fill];
     g.setAttribute("class", fill); g.setAttribute("fill", colours[0]);
     const text = g.querySelector("text"); text.textContent = label; text.setAttribute("fill", colours[1]);
   }});
-  document.querySelector("#board .marks").innerHTML = data.marks[k];
+  document.querySelector("#board .marks").innerHTML = data.mark[k] < 0 ? "" : data.marks[data.mark[k]];
   $("board").dataset.step = k; $("slider").value = k; $("where").textContent = k + " / " + last;
   document.querySelectorAll("#moves li").forEach((li) => li.classList.toggle("current", +li.dataset.k === k));
   if (k === last) pause();
