@@ -184,3 +184,53 @@ def test_play_runs_to_the_goal(browser, tmp_path):
     WebDriverWait(browser, 10).until(lambda b: b.find_element("id", "board").get_attribute("data-step") == "12")
     assert _shown(browser, 12) == expected_spots(sol.puzzle, sol.puzzle.goal)
     assert browser.find_element("id", "play").text == "play"
+
+
+# ---- explorations ---------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def explored(tmp_path_factory):
+    """explore 3x3 with --html, --csv and --plot --log, once for the tests below."""
+    folder = tmp_path_factory.mktemp("explore")
+    files = {k: folder / f"e.{k}" for k in ("html", "csv", "png")}
+    result = CliRunner().invoke(app, ["explore", "3x3", "--antipodes", "5", "--json", "--html", str(files["html"]),
+                                      "--csv", str(files["csv"]), "--plot", str(files["png"]), "--log"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout), files
+
+
+def test_explore_writes_counts_page_and_plot(explored):
+    facts, files = explored
+    rows = files["csv"].read_text().splitlines()
+    assert rows[0] == "depth,positions" and [int(r.split(",")[1]) for r in rows[1:]] == facts["depth_counts"]
+    page = files["html"].read_text()
+    assert f"{facts['states']:,} positions" in page and page.count("<figure>") == facts["antipode_count"] == 2
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:|//)""", page)
+    assert files["png"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_depth_chart_hides_no_bar():
+    """On a linear axis a count of 1 beside 10^6 is still a visible bar."""
+    from puzzlespace.render import bar_chart_svg
+
+    root = ET.fromstring(bar_chart_svg([1, 10**6, 3, 0]))
+    heights = [float(r.get("height")) for r in root.iter("{http://www.w3.org/2000/svg}rect")]
+    assert heights[0] >= 2 and heights[2] >= 2 and heights[3] == 0 and heights[1] > 200
+
+
+def test_the_exploration_page_in_a_browser(browser, explored, tmp_path):
+    facts, files = explored
+    browser.get_log("performance")
+    browser.get(files["html"].as_uri())
+    visible = "return Array.from(document.querySelectorAll('.chart')).filter((c) => !c.hidden)" \
+              ".map((c) => c.dataset.log + c.dataset.cumulative);"
+    assert browser.execute_script(visible) == ["00"]
+    browser.find_element("id", "log").click()
+    assert browser.execute_script(visible) == ["10"]
+    browser.find_element("id", "cumulative").click()
+    assert browser.execute_script(visible) == ["11"]
+    cells = browser.execute_script("return Array.from(document.querySelectorAll('#counts tbody tr'))"
+                                   ".map((r) => +r.children[1].textContent);")
+    assert cells == facts["depth_counts"]
+    browser.save_screenshot(str(tmp_path / "explore.png"))
+    assert all(url.startswith("file:") for url in _requests(browser))

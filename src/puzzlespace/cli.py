@@ -229,19 +229,21 @@ def solve(puzzle: str, position: str, goal: Optional[str], method: str, heuristi
         _emit_json(dict(sol.to_json(), status="solved"))
     else:
         _print_solution(sol, quiet)
-    with _errors():
-        _write_pictures(sol, html_file, svg_file)
-
-
-def _write_pictures(sol: Solution, html_file: Optional[Path], svg_file: Optional[Path]) -> None:
-    """Write the solution's page and picture where asked (each atomically)."""
-    from .datafile import write_atomic
     from .pages import solution_html, solution_svg
 
-    for path, what, make in ((html_file, "page", solution_html), (svg_file, "picture", solution_svg)):
+    with _errors():
+        _write_files([(html_file, "page", lambda: solution_html(sol)), (svg_file, "picture", lambda: solution_svg(sol))])
+
+
+def _write_files(outputs) -> None:
+    """Write each ``(path, what, make)`` whose path is given: ``make()``'s text,
+    atomically; a failure names ``what``."""
+    from .datafile import write_atomic
+
+    for path, what, make in outputs:
         if path is None:
             continue
-        text = make(sol).encode()
+        text = make().encode()
         try:
             write_atomic(path, lambda f: f.write(text))
         except OSError as exc:
@@ -420,6 +422,11 @@ def _tablebase(path: Path, puzzle: Puzzle):
 @click.option("--plot", type=PATH, metavar="FILE",
               help="draw the depth distribution to a PNG or SVG file (needs the plot extra: "
                    "pip install 'puzzlespace[plot]')")
+@click.option("--log", "log_scale", is_flag=True, help="--plot on a log axis")
+@click.option("--html", "html_file", type=PATH, metavar="FILE",
+              help="also write a page: the summary, the depth chart (linear or log, cumulative), the antipodes "
+                   "drawn, the counts")
+@click.option("--csv", "csv_file", type=PATH, metavar="FILE", help="also write the counts per depth as CSV")
 @click.option("--progress", "show_progress", is_flag=True, help="progress on stderr even with --json")
 @click.option("--force", is_flag=True, help="let --out replace the checkpoint of another puzzle or goal")
 @click.option("--segments", type=Count(1), metavar="N",
@@ -434,7 +441,7 @@ def _tablebase(path: Path, puzzle: Puzzle):
 @json_option
 def explore(puzzle: str, goal: Optional[str], out_dir: Optional[Path], resume: bool, save: Optional[Path],
             threads: Optional[int], max_memory: Optional[str], antipodes: int, plot: Optional[Path],
-            show_progress: bool, force: bool, segments: Optional[int], workers: Optional[int],
+            log_scale: bool, html_file: Optional[Path], csv_file: Optional[Path], show_progress: bool, force: bool, segments: Optional[int], workers: Optional[int],
             scheduler: Optional[str], as_json: bool) -> None:
     """Visit every position reachable from the goal: counts per depth, God's number, antipodes."""
     from contextlib import ExitStack
@@ -485,7 +492,12 @@ def explore(puzzle: str, goal: Optional[str], out_dir: Optional[Path], resume: b
                       markup=False)
             raise Stop(EXIT_INTERRUPTED)
         if plot is not None:
-            _plot_depths(result, plot)
+            _plot_depths(result, plot, log_scale)
+        from .pages import exploration_html
+
+        _write_files([(html_file, "page", lambda: exploration_html(p, result)),
+                      (csv_file, "counts", lambda: "depth,positions\n" + "".join(
+                          f"{d},{c}\n" for d, c in enumerate(result.depth_counts)))])
     if as_json:
         _emit_json(result.to_json())
         return
@@ -673,16 +685,28 @@ def _check_plot_backend(path: Path) -> None:
         raise PuzzleError(f"--plot writes PNG or SVG, not {path.suffix or 'a file without extension'}")
 
 
-def _plot_depths(result, path: Path) -> None:
+def _plot_depths(result, path: Path, log_scale: bool = False) -> None:
+    """The depth distribution as bars, each non-zero count also a dot (a bar too small to
+    see on a linear axis still shows), God's number and the antipodes marked."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    counts = result.depth_counts
     fig, ax = plt.subplots(figsize=(8, 4.5))
-    ax.bar(range(len(result.depth_counts)), result.depth_counts, color="#4c72b0")
+    ax.bar(range(len(counts)), counts, color="#4c72b0")
+    shown = [(d, c) for d, c in enumerate(counts) if c]
+    ax.plot([d for d, _ in shown], [c for _, c in shown], "o", color="#4c72b0", markersize=3)
+    if log_scale:
+        ax.set_yscale("log")
+    god = result.max_depth
+    ax.axvline(god, color="#d1495b", linestyle=":", linewidth=1)
+    ax.annotate(f"God's number {god}: {result.antipode_count:,} antipode{'s' if result.antipode_count != 1 else ''}",
+                xy=(god, counts[god]), xytext=(0.97, 0.92), textcoords="axes fraction", ha="right", color="#d1495b",
+                bbox={"facecolor": "white", "edgecolor": "none"}, arrowprops={"arrowstyle": "->", "color": "#d1495b"})
     ax.set_xlabel("moves from the goal")
-    ax.set_ylabel("positions")
+    ax.set_ylabel("positions" + (" (log scale)" if log_scale else ""))
     ax.set_title(f"{result.puzzle}: {result.states:,} positions, God's number {result.max_depth}")
     fig.tight_layout()
     try:

@@ -1,5 +1,6 @@
-"""A solution as pictures: one static SVG (start, goal and the path as a strip) and one
-self-contained HTML page that plays it.
+"""Solutions and explorations as pictures: one static SVG of a solution (start, goal and
+the path as a strip), a self-contained HTML page that plays it, and a page of an
+exploration's depth distribution and antipodes.
 
 Both draw through :mod:`puzzlespace.render` from the family's figures. The page carries
 its SVG, its data and its script inline and refers to nothing outside the file. Its
@@ -78,6 +79,72 @@ def solution_html(sol: Solution) -> str:
     data = json.dumps(frames(sol), separators=(",", ":")).replace("</", "<\\/")
     title = f"{sol.puzzle.spec}: {sol.length} moves"
     return _PAGE.format(title=escape(title), board=board, moves=moves, table=table, data=data, last=sol.length)
+
+
+#: Most antipodes drawn on an exploration's page.
+PAGE_ANTIPODES = 24
+
+
+def exploration_html(puzzle, result) -> str:
+    """An exploration's page: the summary, the positions per depth as a chart (linear or
+    log, per depth or cumulative), the counts as a table, and up to
+    :data:`PAGE_ANTIPODES` antipodes drawn."""
+    charts = "".join(
+        f'<div class="chart" data-log="{int(log)}" data-cumulative="{int(cum)}"{"" if not log and not cum else " hidden"}>'
+        f"{render.bar_chart_svg(result.depth_counts, log=log, cumulative=cum)}</div>"
+        for log in (False, True) for cum in (False, True))
+    summary = [("puzzle", result.puzzle), ("goal", puzzle.format_position(result.goal)),
+               ("positions", f"{result.states:,}"), ("God's number", str(result.max_depth)),
+               ("antipodes", f"{result.antipode_count:,}"),
+               ("time", f"{result.seconds:.2f} s on {result.threads} thread{'s' if result.threads > 1 else ''}"),
+               ("peak memory", f"{result.peak_memory_bytes / 2**20:.0f} MiB")]
+    table = "".join(f"<tr><th>{escape(k)}</th><td>{escape(v)}</td></tr>" for k, v in summary)
+    running = 0
+    rows = []
+    for d, c in enumerate(result.depth_counts):
+        running += c
+        rows.append(f"<tr><td>{d}</td><td>{c}</td><td>{running}</td></tr>")
+    shown = result.antipodes[:PAGE_ANTIPODES]
+    boards = "".join(f'<figure>{render.svg(puzzle.figure(s))}<figcaption>{escape(puzzle.format_position(s))}'
+                     f"</figcaption></figure>" for s in shown)
+    more = f" ({len(shown)} of {result.antipode_count:,} drawn)" if result.antipode_count > len(shown) else ""
+    return _EXPLORATION.format(title=escape(f"{result.puzzle}: {result.states:,} positions"), table=table,
+                               charts=charts, counts="".join(rows), boards=boards, more=more)
+
+
+_EXPLORATION = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
+<style>
+body {{ font-family: sans-serif; margin: 1.5em; color: #222; max-width: 60em; }}
+table {{ border-collapse: collapse; }} th {{ text-align: left; padding-right: 1em; font-weight: normal; color: #666; }}
+#counts td {{ text-align: right; padding: 0 .8em; font-family: monospace; }}
+#antipodes {{ display: flex; flex-wrap: wrap; gap: 1em; }} figure {{ margin: 0; }}
+figcaption {{ font-family: monospace; font-size: .8em; text-align: center; }}
+svg {{ max-width: 100%; height: auto; }}
+</style></head>
+<body>
+<h1>{title}</h1>
+<table id="summary">{table}</table>
+<h2>Positions by distance from the goal</h2>
+<label><input type="checkbox" id="log"> log scale</label>
+<label><input type="checkbox" id="cumulative"> cumulative</label>
+{charts}
+<h2>Antipodes{more}</h2>
+<div id="antipodes">{boards}</div>
+<h2>Counts</h2>
+<table id="counts"><thead><tr><th>depth</th><th>positions</th><th>up to here</th></tr></thead>
+<tbody>{counts}</tbody></table>
+<script>
+"use strict";
+function pick() {{
+  const log = +document.getElementById("log").checked, cum = +document.getElementById("cumulative").checked;
+  document.querySelectorAll(".chart").forEach((c) => {{ c.hidden = +c.dataset.log !== log || +c.dataset.cumulative !== cum; }});
+}}
+document.getElementById("log").onchange = pick;
+document.getElementById("cumulative").onchange = pick;
+</script>
+</body></html>
+"""
 
 
 _PAGE = """<!doctype html>

@@ -103,3 +103,41 @@ def strip_svg(figures: Sequence[Figure], captions: Sequence[str], columns: int =
     total_w, total_h = cols * cell_w - gap, rows * cell_h - gap
     return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {total_w:g} {total_h:g}" width="{total_w:g}" '
             f'height="{total_h:g}">{DEFS}{"".join(parts)}</svg>')
+
+
+def bar_chart_svg(counts: Sequence[int], log: bool = False, cumulative: bool = False, width: int = 720,
+                  height: int = 280) -> str:
+    """Positions per depth as bars (``cumulative``: up to each depth), on a linear or a
+    ``log`` axis; every non-zero bar at least 2 pixels tall, so that none is hidden, and
+    the last depth's bar labelled with its count."""
+    import math
+
+    values = list(counts)
+    if cumulative:
+        values = [sum(values[: i + 1]) for i in range(len(values))]
+    top = max(values) or 1
+    left, bottom, right, head = 64, 28, 12, 22
+    plot_w, plot_h = width - left - right, height - bottom - head
+    bar = plot_w / max(1, len(values))
+
+    def scale(v: int) -> float:
+        if v <= 0:
+            return 0.0
+        share = math.log10(v + 1) / math.log10(top + 1) if log else v / top
+        return max(2.0, share * plot_h)
+
+    bars = "".join(
+        f'<rect x="{left + i * bar + 0.1 * bar:.1f}" y="{head + plot_h - scale(v):.1f}" width="{0.8 * bar:.1f}" '
+        f'height="{scale(v):.1f}"><title>depth {i}: {v:,}</title></rect>' for i, v in enumerate(values))
+    step = max(1, round(len(values) / 12))
+    ticks = "".join(f'<text x="{left + (i + 0.5) * bar:.1f}" y="{height - 10}">{i}</text>'
+                    for i in range(0, len(values), step))
+    last = len(values) - 1
+    note = (f'<text x="{left + (last + 0.5) * bar:.1f}" y="{head + plot_h - scale(values[last]) - 5:.1f}" '
+            f'fill="{MARK_COLOUR}" text-anchor="end">{values[last]:,} at {last}</text>')
+    axis = "log scale" if log else "linear scale"
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
+            f'font-family="sans-serif" font-size="11"><g fill="#4c72b0">{bars}</g>'
+            f'<g text-anchor="middle" fill="#333">{ticks}</g>{note}'
+            f'<text x="4" y="14" fill="#333">{top:,} ({axis})</text>'
+            f'<line x1="{left}" y1="{head + plot_h}" x2="{width - right}" y2="{head + plot_h}" stroke="#333"/></svg>')
