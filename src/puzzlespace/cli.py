@@ -166,12 +166,16 @@ def check(puzzle: str, position: str, goal: Optional[str], explain: bool, as_jso
 
 
 # ----- solve -------------------------------------------------------------------------------------
-@app.command(short_help="Find a proven-optimal solution of a position.",
+@app.command(short_help="Solve a position: optimally, within a weight, anytime, or fast (sliding boards).",
              arguments=[PUZZLE_HELP, POSITION_HELP], examples=[
     "puzzlespace solve 3x3 '8 6 7/2 5 4/3 0 1'",
     "puzzlespace solve 4x3 '0 3 2 1/8 7 6 5/4 11 10 9' --quiet",
     "puzzlespace solve jump:4 '1 2 3 4 0' --goal '0 4 3 2 1' --json",
-    "puzzlespace solve 4x4 '14 13 15 7/11 12 9 5/6 0 2 1/4 8 10 3' --time-limit 60"])
+    "puzzlespace solve 4x4 '14 13 15 7/11 12 9 5/6 0 2 1/4 8 10 3' --time-limit 60",
+    "puzzlespace solve 3x3 '8 6 7/2 5 4/3 0 1' --quiet --html solution.html",
+    "puzzlespace solve 10x10 \"$(puzzlespace generate 10x10 --count 1)\" --method fast --quiet",
+    "puzzlespace solve 5x5 '0 24 23 22 21/20 19 18 17 16/15 14 13 12 11/10 9 8 7 6/5 4 3 2 1' --weight 2 "
+    "--heuristic linear-conflict"])
 @puzzle_argument
 @position_argument
 @goal_option
@@ -406,7 +410,8 @@ def _tablebase(path: Path, puzzle: Puzzle):
     "puzzlespace explore 4x3 --json --out ck/",
     "puzzlespace explore 4x3 --out ck/ --resume",
     "puzzlespace explore 3x3 --save cache",
-    "puzzlespace explore flip:5x5 --plot depths.png",
+    "puzzlespace explore flip:5x5 --plot depths.png --log",
+    "puzzlespace explore 3x3 --html 3x3.html --csv 3x3.csv",
     "puzzlespace explore 7x2 --out ck/ --max-memory 3G",
     "puzzlespace explore 4x3 --workers 2",
     "puzzlespace explore 5x2 --scheduler tcp://HOST:8786 --out /shared/ck"])
