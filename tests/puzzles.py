@@ -6,6 +6,18 @@ import random
 from puzzlespace.graphs import Graph
 
 
+def random_walk(p, start, moves: int, rng) -> list:
+    """Every position of ``moves`` random moves of a token puzzle from ``start``, the blank
+    never going straight back (``rng``: a NumPy Generator)."""
+    path, back = [start], None
+    for _ in range(moves):
+        state = path[-1]
+        choices = [m for m in p.moves(state) if m != back]
+        back = state.index(0)
+        path.append(p.apply(state, choices[int(rng.integers(len(choices)))]))
+    return path
+
+
 def random_solvable(p, rng: random.Random):
     while True:
         cells = list(range(p.n_cells))

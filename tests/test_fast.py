@@ -17,19 +17,10 @@ from puzzlespace.cli import app
 from puzzlespace.families import sliding_fast as sf
 from puzzlespace.search.bfs import bidirectional_bfs
 
+from puzzles import random_walk
 from reference import tracked_walk_length_reference
 
 boards = st.tuples(st.integers(2, 12), st.integers(2, 12))
-
-
-def _walk(p, start, moves: int, rng) -> tuple:
-    """The position ``moves`` random blank moves from ``start`` (never straight back)."""
-    state, back = start, None
-    for _ in range(moves):
-        choices = [m for m in p.moves(state) if m != back]
-        back = state.index(0)
-        state = p.apply(state, choices[int(rng.integers(len(choices)))])
-    return state
 
 
 @settings(max_examples=150, deadline=None)
@@ -40,7 +31,7 @@ def test_fast_solutions_replay_to_the_goal(size, seed, any_goal, walk):
     p = ps.load_puzzle(f"{size[0]}x{size[1]}")
     if any_goal:
         p = p.with_goal(tuple(int(t) for t in rng.permutation(p.n_cells)))
-    start = _walk(p, p.goal, walk, rng) if walk else p.random_position(rng)
+    start = random_walk(p, p.goal, walk, rng)[-1] if walk else p.random_position(rng)
     sol = ps.solve(p, start, method="fast")
     assert sol.path[-1] == p.goal and p.replay(start, sol.moves) == sol.path
     assert sol.method == "fast" and sol.weight is None
@@ -105,7 +96,7 @@ def test_a_window_is_solved_optimally(seed, moves):
     rng = np.random.default_rng(seed)
     p = ps.load_puzzle("3x3")
     a = p.random_position(rng)
-    b = _walk(p, a, moves, rng)
+    b = random_walk(p, a, moves, rng)[-1]
     home = np.empty(9, np.int32)
     home[list(b)] = np.arange(9)
     board = np.array(a, np.int32)

@@ -20,6 +20,8 @@ from puzzlespace.cli import app
 from puzzlespace.pages import frames, solution_html, solution_svg
 from puzzlespace.solver import Solution
 
+from puzzles import random_walk
+
 CASES = [("3x3", "8 6 7/2 5 4/3 0 1"), ("jump:6", "1 2 0 3 4 5 6"), ("flip:3x3", None),
          ("graph:examples/theta.json", "2 0 1 3 4 5 6")]
 
@@ -76,12 +78,7 @@ def test_the_page_refers_to_nothing_outside_it(solution):
 def _walk_solution(name: str, moves: int, seed: int) -> Solution:
     """A solution of exactly ``moves`` moves: a random walk from the goal, played back."""
     p = ps.load_puzzle(name)
-    rng = np.random.default_rng(seed)
-    path = [p.goal]
-    while len(path) <= moves:
-        options = [m for m in p.moves(path[-1]) if len(path) < 2 or p.apply(path[-1], m) != path[-2]]
-        path.append(p.apply(path[-1], options[int(rng.integers(len(options)))]))
-    path.reverse()
+    path = random_walk(p, p.goal, moves, np.random.default_rng(seed))[::-1]
     moves_made = [next(m for m in p.moves(a) if p.apply(a, m) == b) for a, b in zip(path, path[1:])]
     return Solution(p, path[0], moves_made, path, "ida", 0, 0.0, p.move_notations(path, moves_made))
 

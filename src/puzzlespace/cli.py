@@ -50,6 +50,8 @@ cache_option = click.option("--cache-dir", type=PATH, metavar="DIR",
                             help="where pattern databases and tablebases are kept "
                                  "(default: $PUZZLESPACE_CACHE, else ~/.cache/puzzlespace)")
 threads_option = click.option("--threads", type=Count(1), metavar="N", help="worker threads (default: all cores)")
+
+
 class Weight(click.ParamType):
     """A search weight W >= 1, as an exact fraction (``1.5`` is 3/2)."""
 
@@ -233,10 +235,12 @@ def solve(puzzle: str, position: str, goal: Optional[str], method: str, heuristi
         _emit_json(dict(sol.to_json(), status="solved"))
     else:
         _print_solution(sol, quiet)
-    from .pages import solution_html, solution_svg
+    if html_file or svg_file:
+        from .pages import solution_html, solution_svg
 
-    with _errors():
-        _write_files([(html_file, "page", lambda: solution_html(sol)), (svg_file, "picture", lambda: solution_svg(sol))])
+        with _errors():
+            _write_files([(html_file, "page", lambda: solution_html(sol)),
+                          (svg_file, "picture", lambda: solution_svg(sol))])
 
 
 def _write_files(outputs) -> None:

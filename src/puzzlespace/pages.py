@@ -17,6 +17,11 @@ from . import render
 from .solver import Solution
 
 
+def _figure(sol: Solution, k: int):
+    """The figure of the solution's position ``k``, with the move made from it marked."""
+    return sol.puzzle.figure(sol.path[k], sol.moves[k] if k < sol.length else None)
+
+
 #: Most boards in the SVG strip: longer solutions show this many positions, evenly spaced.
 STRIP_BOARDS = 101
 
@@ -25,11 +30,10 @@ def solution_svg(sol: Solution, columns: int = 8) -> str:
     """The start, the positions of the solution with the move made from each marked, and
     the goal, as one SVG strip (every position up to :data:`STRIP_BOARDS`, else that
     many evenly spaced, start and goal among them)."""
-    p = sol.puzzle
     primary = next(iter(sol.notations.values()), sol.moves)
     count = min(len(sol.path), STRIP_BOARDS)
     shown = sorted({round(i * sol.length / max(1, count - 1)) for i in range(count)})
-    figures = [p.figure(sol.path[k], sol.moves[k] if k < sol.length else None) for k in shown]
+    figures = [_figure(sol, k) for k in shown]
     captions = ["start" if k == 0 else f"after {k}: {primary[k - 1]}" for k in shown]
     captions[-1] = "goal" if sol.length == 0 else f"after {sol.length}: {primary[-1]} (goal)"
     return render.strip_svg(figures, captions, columns)
@@ -54,8 +58,7 @@ def frames(sol: Solution) -> dict:
     move, the [spot, label, fill] it changes; ``marks``, the SVG of each different move
     mark, and ``mark``, per position, the index of the one made from it (-1 at the goal);
     the fills' ``colours``."""
-    p = sol.puzzle
-    figures = [p.figure(s, sol.moves[k] if k < sol.length else None) for k, s in enumerate(sol.path)]
+    figures = [_figure(sol, k) for k in range(len(sol.path))]
     shown = [[[s.label, s.fill] for s in f.spots] for f in figures]
     marks: dict[str, int] = {}
     mark = [marks.setdefault(svg, len(marks)) if svg else -1
@@ -73,7 +76,7 @@ def solution_html(sol: Solution) -> str:
     """The whole page: the board, the controls (play/pause, step, slider, speed), the move
     list with the current move highlighted, and the facts."""
     primary = next(iter(sol.notations.values()), sol.moves)
-    board = render.svg(sol.puzzle.figure(sol.path[0], sol.moves[0] if sol.moves else None), ids=True)
+    board = render.svg(_figure(sol, 0), ids=True)
     moves = "".join(f'<li data-k="{k}">{k}.&nbsp;{escape(str(m))}</li>' for k, m in enumerate(primary, 1))
     table = "".join(f"<tr><th>{escape(k)}</th><td>{escape(v)}</td></tr>" for k, v in facts(sol))
     data = json.dumps(frames(sol), separators=(",", ":")).replace("</", "<\\/")

@@ -166,6 +166,15 @@ def _optimal_between(board, home, width, height, longest, budget, out):
 
 
 @nb.njit(cache=True, nogil=True)
+def _play(board, walk, first, last):
+    """Make the moves ``walk[first..last]`` (the blank going from each entry's predecessor
+    to it) on ``board``."""
+    for k in range(first, last + 1):
+        a, b = walk[k - 1], walk[k]
+        board[a], board[b] = board[b], 0
+
+
+@nb.njit(cache=True, nogil=True)
 def _shorten(walk, start, width, height, window, budget):
     """``walk`` (from ``start``) with every window of ``window`` moves replaced by an
     optimal walk between its ends where that is shorter; windows overlap by half."""
@@ -180,19 +189,16 @@ def _shorten(walk, start, width, height, window, budget):
     while p < len(cur) - 1:
         j = min(p + window, len(cur) - 1)
         target[:] = board
-        for k in range(p + 1, j + 1):
-            a, b = cur[k - 1], cur[k]
-            target[a], target[b] = target[b], 0
+        _play(target, cur, p + 1, j)
         for v in range(n):
             home[target[v]] = v
         found = _optimal_between(board, home, width, height, j - p - 1, budget, out)
         if found >= 0:
             cur = np.concatenate((cur[: p + 1], out[:found], cur[j + 1 :]))
             continue
-        for k in range(p + 1, min(p + step, len(cur) - 1) + 1):
-            a, b = cur[k - 1], cur[k]
-            board[a], board[b] = board[b], 0
-        p = min(p + step, len(cur) - 1)
+        nxt = min(p + step, len(cur) - 1)
+        _play(board, cur, p + 1, nxt)
+        p = nxt
     return cur
 
 
