@@ -33,3 +33,13 @@ def private_cache(tmp_path_factory):
         os.environ.pop("PUZZLESPACE_CACHE", None)
     else:
         os.environ["PUZZLESPACE_CACHE"] = old
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Headless Chromium (:mod:`browsing`), shared by a module's tests; skips without it."""
+    from browsing import open_browser
+
+    session = open_browser()
+    yield session
+    session.quit()

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -20,6 +19,7 @@ from puzzlespace.cli import app
 from puzzlespace.pages import frames, solution_html, solution_svg
 from puzzlespace.solver import Solution
 
+from browsing import requests_made
 from puzzles import random_walk
 
 CASES = [("3x3", "8 6 7/2 5 4/3 0 1"), ("jump:6", "1 2 0 3 4 5 6"), ("flip:3x3", None),
@@ -113,39 +113,10 @@ def test_cli_writes_both(tmp_path):
 
 # ---- in a browser ---------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def browser():
-    chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
-    try:
-        from selenium import webdriver
-        from selenium.webdriver.chrome.service import Service
-    except ImportError:
-        pytest.skip("no selenium: pip install 'puzzlespace[test]'")
-    if not chromium or not driver:
-        pytest.skip("no headless Chromium: apt-get install chromium chromium-driver")
-    options = webdriver.ChromeOptions()
-    options.binary_location = chromium
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1000,800"):
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"performance": "ALL"})
-    session = webdriver.Chrome(service=Service(driver), options=options)
-    yield session
-    session.quit()
-
-
 def _shown(browser, n: int) -> list[list[str]]:
     return browser.execute_script(
         "return Array.from({length: arguments[0]}, (_, j) => {const g = document.getElementById('s' + j);"
         " return [g.querySelector('text').textContent, g.getAttribute('class')];});", n)
-
-
-def _requests(browser) -> list[str]:
-    urls = []
-    for entry in browser.get_log("performance"):
-        message = json.loads(entry["message"])["message"]
-        if message["method"] == "Network.requestWillBeSent":
-            urls.append(message["params"]["request"]["url"])
-    return urls
 
 
 def test_the_page_plays_the_solution_in_a_browser(browser, solution, tmp_path):
@@ -166,7 +137,7 @@ def test_the_page_plays_the_solution_in_a_browser(browser, solution, tmp_path):
     assert _shown(browser, n) == expected_spots(p, p.goal)
     assert browser.find_element("css selector", "#moves li.current").get_attribute("data-k") == str(solution.length)
     browser.save_screenshot(str(tmp_path / "goal.png"))
-    assert all(url.startswith("file:") for url in _requests(browser))
+    assert all(url.startswith("file:") for url in requests_made(browser))
 
 
 def test_play_runs_to_the_goal(browser, tmp_path):
@@ -230,4 +201,4 @@ def test_the_exploration_page_in_a_browser(browser, explored, tmp_path):
                                    ".map((r) => +r.children[1].textContent);")
     assert cells == facts["depth_counts"]
     browser.save_screenshot(str(tmp_path / "explore.png"))
-    assert all(url.startswith("file:") for url in _requests(browser))
+    assert all(url.startswith("file:") for url in requests_made(browser))

@@ -152,3 +152,35 @@ def test_bfs_time_limit_and_size_guard():
         assert info.value.seconds >= 0.05 and info.value.nodes > 0
     with pytest.raises(ps.SearchStopped, match="1,000 states"):
         bfs(p, start, p.goal, max_states=1000)
+
+
+@pytest.mark.parametrize("search", [bfs, bidirectional_bfs])
+def test_a_set_cancel_event_stops_a_breadth_first_search(search):
+    import threading
+
+    from puzzlespace.errors import SearchStopped
+
+    p = ps.load_puzzle("4x3")
+    cancel = threading.Event()
+    cancel.set()
+    with pytest.raises(SearchStopped, match="cancelled"):
+        search(p, p.parse_position("0 3 2 1/8 7 6 5/4 11 10 9"), p.goal, cancel=cancel)
+
+
+def test_a_cancel_event_stops_ida_star_from_another_thread():
+    import threading
+    import time
+
+    from puzzlespace.errors import SearchStopped
+    from puzzlespace.search.ida import ida_star
+    from puzzlespace.solver import search_problem_for
+
+    p = ps.load_puzzle("5x5")
+    problem = search_problem_for(p, "manhattan")
+    start = p.random_position(np.random.default_rng(4))
+    cancel = threading.Event()
+    threading.Timer(0.2, cancel.set).start()
+    t0 = time.perf_counter()
+    with pytest.raises(SearchStopped, match="cancelled"):
+        ida_star(problem, start, cancel=cancel)
+    assert time.perf_counter() - t0 < 1.5

@@ -17,7 +17,7 @@ from ._version import __version__
 #: command can answer Ctrl-C while it loads).
 _EXPORTS = {
     "PuzzleError": "errors", "SearchStopped": "errors", "Undecided": "errors", "Unsolvable": "errors",
-    "FlipPuzzle": "families", "GraphPuzzle": "families", "JumpPuzzle": "families", "Puzzle": "families",
+    "FlipPuzzle": "families", "Position": "families", "GraphPuzzle": "families", "JumpPuzzle": "families", "Puzzle": "families",
     "SlidingPuzzle": "families", "TokenPuzzle": "families", "Verdict": "families",
     "load_puzzle": "registry", "Solution": "solver", "solve": "solver",
 }

@@ -1091,6 +1091,35 @@ def demo() -> None:
         out.print(f"  {command:<58} # {what}", markup=False)
 
 
+@app.command(short_help="Play in a browser, with optimal hints (needs the web extra).",
+             examples=["puzzlespace serve", "puzzlespace serve --port 8080 --time-limit 30"])
+@click.option("--host", default="127.0.0.1", show_default=True, metavar="HOST",
+              help="the address to listen on (the default lets only this machine in)")
+@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True, metavar="PORT",
+              help="the port (0: any free one)")
+@click.option("--time-limit", type=SECONDS, default="10", show_default=True, metavar="SECONDS",
+              help="longest optimal solve for a distance or a hint; past it the page shows a lower bound "
+                   "and a quick solution's move")
+@click.option("--build-limit", type=SECONDS, default="120", show_default=True, metavar="SECONDS",
+              help="pattern databases estimated to take longer to build are not built (the search uses "
+                   "linear-conflict instead; 'puzzlespace pdb build' makes them once)")
+@cache_option
+def serve(host: str, port: int, time_limit: float, build_limit: float, cache_dir: Optional[Path]) -> None:
+    """Serve a page to play on: pick a puzzle (or load a graph file), scramble, move by
+    clicking or with the keys, see the distance to the goal after every move and ask for
+    the next move of an optimal solution. Stop it with Ctrl-C."""
+    from . import web
+
+    with _errors():
+        _use_cache(cache_dir)
+
+        def ready(url: str) -> None:
+            out.print(f"puzzlespace serve: open {url} in a browser (Ctrl-C stops it)", markup=False)
+            sys.stdout.flush()
+
+        web.serve(host, port, time_limit, build_limit, ready=ready)
+
+
 def _keep_scipy_out() -> None:
     """Make ``import scipy`` fail in this process (unless it is already imported).
 

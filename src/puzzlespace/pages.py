@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import json
 from html import escape
+from typing import TYPE_CHECKING
 
 from . import render
-from .solver import Solution
+
+if TYPE_CHECKING:  # the solution's own display (``Solution._repr_html_``) calls these pages
+    from .solver import Solution
 
 
 def _figure(sol: Solution, k: int):
@@ -82,6 +85,14 @@ def solution_html(sol: Solution) -> str:
     data = json.dumps(frames(sol), separators=(",", ":")).replace("</", "<\\/")
     title = f"{sol.puzzle.spec}: {sol.length} moves"
     return _PAGE.format(title=escape(title), board=board, moves=moves, table=table, data=data, last=sol.length)
+
+
+def solution_frame(sol: Solution) -> str:
+    """The solution's page in an ``iframe`` (for a notebook: its script and styles kept
+    apart from the notebook's), tall enough for the board and the controls."""
+    height = render.bounds(_figure(sol, 0))[3] + 300 + 24 * (sol.length // 16)
+    return (f'<iframe srcdoc="{escape(solution_html(sol))}" title="{escape(sol.puzzle.spec)} solution" '
+            f'style="width: 100%; height: {height:.0f}px; border: 0"></iframe>')
 
 
 #: Most antipodes drawn on an exploration's page.

@@ -9,6 +9,7 @@ proves a lower bound with IDA*'s bound.
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
@@ -59,6 +60,12 @@ class Solution:
     @property
     def length(self) -> int:
         return len(self.moves)
+
+    def _repr_html_(self) -> str:
+        """In a notebook: the animated solution page (:func:`~puzzlespace.pages.solution_html`)."""
+        from .pages import solution_frame
+
+        return solution_frame(self)
 
     def to_json(self) -> dict:
         """The machine-readable form (the CLI's ``--json`` object)."""
@@ -252,6 +259,7 @@ def solve(
     plan: Plan | None = None,
     weight: Fraction | float | str = 1,
     anytime: bool = False,
+    cancel: threading.Event | None = None,
     **pdb_options,
 ) -> Solution:
     """An optimal solution of ``start``, or with ``weight`` W > 1 one at most W times as
@@ -264,7 +272,8 @@ def solve(
     How is decided by :func:`plan_solving` from ``method``, ``table`` (a loaded
     :class:`~puzzlespace.explore.tablebase.Tablebase`), ``heuristic`` and ``problem``, or
     given as a ready ``plan`` (to share loaded pattern databases between many solves).
-    ``time_limit`` counts building IDA*'s tables too.
+    ``time_limit`` counts building IDA*'s tables too. ``cancel``, once set from another
+    thread, stops the search within a tenth of a second as the time limit does.
 
     Raises
     ------
@@ -302,12 +311,13 @@ def solve(
         if method == "fast":
             found = IDAResult(puzzle.fast_solution(start), 0, 0, 0.0, plan.problem.heuristic(start))
         elif anytime:
-            found = anytime_ida(plan.problem, start, time_limit=time_limit, progress=progress)
+            found = anytime_ida(plan.problem, start, time_limit=time_limit, progress=progress, cancel=cancel)
         else:
-            found = ida_star(plan.problem, start, time_limit=time_limit, progress=progress, weight=weight)
+            found = ida_star(plan.problem, start, time_limit=time_limit, progress=progress, weight=weight,
+                             cancel=cancel)
     else:
         run = bfs_search.bfs if method == "bfs" else bfs_search.bidirectional_bfs
-        found = run(puzzle, start, puzzle.goal, time_limit=time_limit)
+        found = run(puzzle, start, puzzle.goal, time_limit=time_limit, cancel=cancel)
     if found is None:
         raise Unsolvable(_exhausted())
     moves, nodes = found.moves, found.nodes

@@ -75,6 +75,19 @@ class ExploreResult:
     table: np.ndarray | Callable[[], Iterator[np.ndarray]] | None = field(default=None, repr=False)
     search_table: np.ndarray | None = field(default=None, repr=False)
 
+    def _repr_html_(self) -> str:
+        """In a notebook: the summary and the positions per depth on a log axis (where the
+        antipodes' few positions still show)."""
+        from html import escape
+
+        from ..render import bar_chart_svg
+
+        rows = [("positions", f"{self.states:,}"), ("God's number", str(self.max_depth)),
+                ("antipodes", f"{self.antipode_count:,}"), ("time", f"{self.seconds:.2f} s")]
+        table = "".join(f"<tr><th>{k}</th><td>{escape(v)}</td></tr>" for k, v in rows)
+        return (f"<div><strong>{escape(self.puzzle)}</strong><table>{table}</table>"
+                f"{bar_chart_svg(self.depth_counts, log=True)}</div>")
+
     def to_json(self) -> dict:
         return {
             "puzzle": self.puzzle,

@@ -4,11 +4,11 @@ Importing this package registers the built-in families (see :mod:`puzzlespace.re
 in the order help and error messages list them.
 """
 
-from .base import Puzzle, State, Verdict
+from .base import Position, Puzzle, State, Verdict
 from .sliding import SlidingPuzzle  # isort: skip  (registration order)
 from .jump import JumpPuzzle  # isort: skip
 from .graph import GraphPuzzle  # isort: skip
 from .flip import FlipPuzzle  # isort: skip
 from .tokens import TokenPuzzle
 
-__all__ = ["Puzzle", "State", "Verdict", "FlipPuzzle", "GraphPuzzle", "JumpPuzzle", "SlidingPuzzle", "TokenPuzzle"]
+__all__ = ["Position", "Puzzle", "State", "Verdict", "FlipPuzzle", "GraphPuzzle", "JumpPuzzle", "SlidingPuzzle", "TokenPuzzle"]

@@ -144,6 +144,18 @@ class Puzzle(ABC):
     def parse_goal(self, text: str) -> State:
         return self.parse_position(text, what="goal")
 
+    def position(self, position: str | Sequence[int] | None = None) -> "Position":
+        """A :class:`Position` of this puzzle: from its text form, from a state's cells (checked
+        by writing and reading them back), or the goal when None; PuzzleError when invalid."""
+        if position is None:
+            return Position(self.goal, self)
+        if not isinstance(position, str):
+            cells = tuple(int(v) for v in position)
+            if len(cells) != self.n_cells:
+                raise PuzzleError(f"a position of {self.spec} has {self.n_cells} cells, not {len(cells)}")
+            position = self.format_position(cells)
+        return Position(self.parse_position(position), self)
+
     def replay(self, start: State, moves: Sequence[int]) -> list[State]:
         """Apply ``moves`` from ``start`` checking each is legal; return every position."""
         path = [start]
@@ -155,6 +167,43 @@ class Puzzle(ABC):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.spec} goal={self.format_position(self.goal)}>"
+
+
+class Position(tuple):
+    """A state that knows its puzzle: equal to (and usable wherever one is taken, as) the
+    plain tuple of its cells, and shown as its board in a notebook (``_repr_svg_``).
+
+    ``str()`` is the family's text picture, :meth:`moves` the legal moves and :meth:`play`
+    the position after one.
+    """
+
+    def __new__(cls, cells: Sequence[int], puzzle: Puzzle):
+        self = super().__new__(cls, cells)
+        self.puzzle = puzzle
+        return self
+
+    def __getnewargs__(self):  # pickling: cells and puzzle back through __new__
+        return tuple(self), self.puzzle
+
+    def moves(self) -> list[int]:
+        return list(self.puzzle.moves(self))
+
+    def play(self, move: int) -> "Position":
+        """The position after ``move``; PuzzleError when it is not legal here."""
+        if move not in self.puzzle.moves(self):
+            raise PuzzleError(f"move {move} is not legal in {self.puzzle.format_position(self)}")
+        return Position(self.puzzle.apply(tuple(self), move), self.puzzle)
+
+    def __str__(self) -> str:
+        return self.puzzle.draw(tuple(self))
+
+    def __repr__(self) -> str:
+        return f"<Position {self.puzzle.spec} {self.puzzle.format_position(tuple(self))}>"
+
+    def _repr_svg_(self) -> str:
+        from ..render import svg
+
+        return svg(self.puzzle.figure(tuple(self)))
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ guard and raises :class:`~puzzlespace.errors.SearchStopped` rather than exhausti
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass
 from typing import Iterator
@@ -24,17 +25,19 @@ class PathResult:
 
 
 class _Clock:
-    """Raises SearchStopped once ``time_limit`` seconds have passed (checked every call)."""
+    """Raises SearchStopped once ``time_limit`` seconds have passed or ``cancel`` is set
+    (checked every call)."""
 
-    def __init__(self, time_limit: float | None):
+    def __init__(self, time_limit: float | None, cancel: threading.Event | None = None):
         self.t0 = time.perf_counter()
         self.limit = time_limit
+        self.cancel = cancel
 
     def check(self, nodes: int, what: str, lower_bound: int) -> None:
-        if self.limit is None:
-            return
         elapsed = time.perf_counter() - self.t0
-        if elapsed > self.limit:
+        if self.cancel is not None and self.cancel.is_set():
+            raise SearchStopped(f"cancelled during {what}", nodes=nodes, seconds=elapsed, lower_bound=lower_bound)
+        if self.limit is not None and elapsed > self.limit:
             raise SearchStopped(f"time limit reached during {what}", nodes=nodes, seconds=elapsed,
                                 lower_bound=lower_bound)
 
@@ -54,10 +57,12 @@ def _walk_back(parents: dict, state: State) -> list[int]:
 
 
 def bfs(
-    puzzle: Puzzle, start: State, goal: State, max_states: int = 5_000_000, time_limit: float | None = None
+    puzzle: Puzzle, start: State, goal: State, max_states: int = 5_000_000, time_limit: float | None = None,
+    cancel: threading.Event | None = None,
 ) -> PathResult | None:
-    """Shortest path by plain BFS from ``start``; None when ``goal`` is unreachable."""
-    clock = _Clock(time_limit)
+    """Shortest path by plain BFS from ``start``; None when ``goal`` is unreachable.
+    SearchStopped past ``max_states``, ``time_limit`` or once ``cancel`` is set."""
+    clock = _Clock(time_limit, cancel)
     parents: dict[State, tuple[State, int] | None] = {start: None}
     frontier = [start]
     nodes = depth = 0  # depth of the frontier; the goal is not within it
@@ -83,7 +88,8 @@ def bfs(
 
 
 def bidirectional_bfs(
-    puzzle: Puzzle, start: State, goal: State, max_states: int = 5_000_000, time_limit: float | None = None
+    puzzle: Puzzle, start: State, goal: State, max_states: int = 5_000_000, time_limit: float | None = None,
+    cancel: threading.Event | None = None,
 ) -> PathResult | None:
     """Shortest path by BFS from both ends, expanding the smaller frontier a whole layer at a time.
 
@@ -94,7 +100,7 @@ def bidirectional_bfs(
     """
     if start == goal:
         return PathResult([], 0)
-    clock = _Clock(time_limit)
+    clock = _Clock(time_limit, cancel)
     fwd: dict[State, tuple[State, int] | None] = {start: None}
     bwd: dict[State, tuple[State, int] | None] = {goal: None}
     depth = {start: 0, goal: 0}

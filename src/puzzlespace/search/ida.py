@@ -101,6 +101,7 @@ def ida_star(
     progress: Callable[[int, int, float], None] | None = None,
     poll: float = 0.1,
     weight: Fraction | float | str = 1,
+    cancel: threading.Event | None = None,
 ) -> IDAResult | None:
     """Optimal solution of ``start`` by IDA* (or, with ``weight`` W > 1, one at most W
     times as long); None if the search space is exhausted.
@@ -119,6 +120,9 @@ def ida_star(
         threshold is in units of 1 / q move).
     weight : number >= 1, optional
         See :func:`weight_coefficients`.
+    cancel : threading.Event, optional
+        Once set (from another thread), the search stops within ``poll`` seconds and raises
+        SearchStopped as on the time limit, saying it was cancelled.
 
     Returns
     -------
@@ -149,7 +153,7 @@ def ida_star(
                 elapsed = time.perf_counter() - t0
                 if progress and thread.is_alive():
                     progress(bound, nodes + int(ctl[NODES]), elapsed)
-                if time_limit is not None and elapsed > time_limit:
+                if (time_limit is not None and elapsed > time_limit) or (cancel is not None and cancel.is_set()):
                     ctl[STOP] = 1
         except KeyboardInterrupt:
             ctl[STOP] = 1
@@ -159,7 +163,8 @@ def ida_star(
         elapsed = time.perf_counter() - t0
         nodes += int(ctl[NODES])
         if out[0] == STOPPED:
-            raise SearchStopped(f"time limit reached while searching with bound {bound}",
+            why = "cancelled" if cancel is not None and cancel.is_set() else "time limit reached"
+            raise SearchStopped(f"{why} while searching with bound {bound}",
                                 nodes=nodes, seconds=elapsed, lower_bound=below)
         if out[0] == FOUND:
             moves = [int(v) for v in path if v >= 0]
@@ -185,13 +190,14 @@ def anytime_ida(
     time_limit: float | None = None,
     progress: Callable[[int, int, float], None] | None = None,
     weights: Sequence[Fraction | float | str] = ANYTIME_WEIGHTS,
+    cancel: threading.Event | None = None,
 ) -> IDAResult | None:
     """The best solution of ``start`` found by weighted IDA* at ``weights`` in turn (the
     last should be 1) until ``time_limit`` passes or a solution is proven optimal, with
     the best lower bound any of them proved; None if the search space is exhausted.
 
     Raises :class:`~puzzlespace.errors.SearchStopped` (with the lower bound proven) only
-    when the time limit or Ctrl-C comes before any solution."""
+    when the time limit, ``cancel`` (as in :func:`ida_star`) or Ctrl-C comes before any solution."""
     t0 = time.perf_counter()
     best: IDAResult | None = None
     nodes, lower = 0, 0
@@ -201,7 +207,7 @@ def anytime_ida(
             if left is not None and left <= 0:
                 raise SearchStopped("time limit reached", nodes=nodes, seconds=time.perf_counter() - t0,
                                     lower_bound=lower)
-            found = ida_star(problem, start, time_limit=left, progress=progress, weight=weight)
+            found = ida_star(problem, start, time_limit=left, progress=progress, weight=weight, cancel=cancel)
         except SearchStopped as exc:
             lower = max(lower, exc.lower_bound)
             if best is None:

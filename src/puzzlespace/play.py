@@ -1,0 +1,320 @@
+"""The game behind ``puzzlespace serve``, free of any web framework: puzzles opened by name
+or from a graph file's text, positions described for a page (the board as SVG, the legal
+moves with their labels and marks), scrambles, and distances and hints from optimal
+solutions. :mod:`puzzlespace.web` serves it over HTTP.
+
+Every answer is a JSON-ready dict. Positions travel as their text form, so a page holds
+no state the server needs. Bad input raises :class:`~puzzlespace.errors.PuzzleError`
+(:class:`UnknownGame` for a game this server has not opened).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field, replace
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+
+from . import render
+from .errors import PuzzleError, SearchStopped, Undecided
+from .families.base import Puzzle, State
+from .registry import load_puzzle
+from .solver import Plan, Solution, plan_solving, solve
+
+#: Seconds an optimal solve may take before the answer says the distance is not known.
+TIME_LIMIT = 10.0
+#: Pattern databases estimated to take longer than this many seconds to build are not
+#: built by the server (the classic bound guides the search instead).
+BUILD_LIMIT = 120.0
+#: The bound used where the default pattern databases are not built.
+CLASSIC_BOUND = "linear-conflict"
+#: Weight of the quick search that gives a hint when the optimal one runs out of time.
+FALLBACK_WEIGHT = Fraction(2)
+#: Positions whose distance and next optimal move a game remembers (from the solutions it found).
+KNOWN_POSITIONS = 200_000
+#: Games (puzzles) kept open at once; the least recently used one is closed beyond it.
+MAX_GAMES = 16
+
+
+class UnknownGame(PuzzleError):
+    """A game this server has not opened (or has closed since)."""
+
+
+@dataclass
+class Game:
+    """One puzzle being played: its plan for solving (pattern databases read once, on the
+    first solve or :meth:`Games.prepare`) and the distances its solutions proved."""
+
+    key: str
+    puzzle: Puzzle
+    plan: Plan
+    note: str = ""
+    build: dict | None = None
+    known: dict[State, tuple[int, int | None]] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def ready_plan(self) -> Plan:
+        with self.lock:
+            if self.plan.problem is None and self.plan.heuristic is not None:
+                self.plan = self.plan.ready()
+                self.build = None
+            return self.plan
+
+    def learn(self, sol: Solution) -> None:
+        """Remember the distance and next move of every position on an optimal solution."""
+        if len(self.known) + len(sol.path) > KNOWN_POSITIONS:
+            self.known.clear()
+        for k, state in enumerate(sol.path):
+            self.known[tuple(state)] = (sol.length - k, sol.moves[k] if k < sol.length else None)
+
+
+class Games:
+    """The open games of one server, by key (the puzzle's name, or ``graph:`` and a hash
+    of the uploaded file). Safe to call from many threads."""
+
+    def __init__(self, time_limit: float = TIME_LIMIT, build_limit: float = BUILD_LIMIT):
+        self.time_limit, self.build_limit = time_limit, build_limit
+        self._games: dict[str, Game] = {}
+        self._lock = threading.Lock()
+        self._graphs = tempfile.TemporaryDirectory(prefix="puzzlespace-graphs-")
+        self.solving = 0
+        self.cancelled = 0
+
+    def close(self) -> None:
+        self._graphs.cleanup()
+
+    # ----- opening ----------------------------------------------------------------------
+    def open(self, name: str | None = None, graph: str | None = None, filename: str = "graph.toml",
+             goal: str | None = None) -> dict:
+        """Open a puzzle by ``name`` (any name ``load_puzzle`` reads except ``graph:FILE``:
+        a page does not name the server's files) or from a graph file's text; describe it
+        and its goal."""
+        if (name is None) == (graph is None):
+            raise PuzzleError("give the puzzle's 'name' or a graph file's text as 'graph'")
+        if graph is not None:
+            suffix = ".json" if str(filename).lower().endswith(".json") else ".toml"
+            digest = hashlib.sha256(graph.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+            path = Path(self._graphs.name) / f"{digest}{suffix}"
+            path.write_text(graph, encoding="utf-8", errors="surrogatepass")
+            puzzle, key = load_puzzle(f"graph:{path}", goal), f"graph:{digest}{suffix}"
+        else:
+            if str(name).strip().lower().startswith("graph:"):
+                raise PuzzleError("a graph puzzle is opened from its file's text ('graph'), not by a path")
+            puzzle = load_puzzle(str(name), goal)
+            key = puzzle.spec
+        if goal is not None:
+            key += "|" + puzzle.format_position(puzzle.goal)
+        game = self._games.get(key) or self._new_game(key, puzzle)
+        return {"game": key, "puzzle": puzzle.spec, "title": getattr(puzzle, "title", "") or puzzle.spec,
+                "method": game.plan.method, "heuristic": game.plan.heuristic.name if game.plan.heuristic else "",
+                "note": game.note, "build": game.build, "goal": self.describe(key, None)}
+
+    def _new_game(self, key: str, puzzle: Puzzle) -> Game:
+        plan, note, build = plan_solving(puzzle), "", None
+        if plan.builds_patterns:
+            from .pdb.heuristic import pattern_plan
+
+            needs = pattern_plan(puzzle, plan.heuristic.name)
+            if needs.build and needs.seconds > self.build_limit:
+                note = (f"the pattern databases {plan.heuristic.name} would take about {needs.seconds:.0f} s to build, "
+                        f"so the server searches with {CLASSIC_BOUND}; build them once with "
+                        f"'puzzlespace pdb build {puzzle.spec}'")
+                plan = plan_solving(puzzle, heuristic=CLASSIC_BOUND)
+            elif needs.build:
+                build = {"tables": len(needs.build), "entries": needs.entries, "seconds": round(needs.seconds, 1),
+                         "memory": needs.peak_memory, "disk": needs.disk, "heuristic": plan.heuristic.name}
+        game = Game(key, puzzle, plan, note, build)
+        with self._lock:
+            game = self._games.setdefault(key, game)
+            while len(self._games) > MAX_GAMES:
+                self._games.pop(next(iter(self._games)))
+        return game
+
+    def game(self, key: str) -> Game:
+        with self._lock:
+            game = self._games.get(str(key))
+            if game is None:
+                raise UnknownGame(f"no open game {str(key)[:80]!r}: open the puzzle again")
+            self._games[game.key] = self._games.pop(game.key)  # most recently used last
+            return game
+
+    def prepare(self, key: str) -> dict:
+        """Read or build the game's pattern databases now (the first solve does it otherwise)."""
+        game = self.game(key)
+        t0 = time.perf_counter()
+        game.ready_plan()
+        return {"game": key, "seconds": round(time.perf_counter() - t0, 3)}
+
+    # ----- positions --------------------------------------------------------------------
+    def position(self, game: Game, text: str | None) -> State:
+        if text is None:
+            return game.puzzle.goal
+        if not isinstance(text, str):
+            raise PuzzleError("'position' must be the position's text form")
+        return game.puzzle.parse_position(text)
+
+    def describe(self, key: str, text: str | None) -> dict:
+        """The position's board (SVG, spots with ids ``s0``, ``s1``, ...), its text forms,
+        whether it is the goal and can reach it, what is known of its distance, and each
+        legal move: its code, labels (every notation), the spot a click on which makes it
+        (``from``, or None) and its mark (SVG to lay over the board)."""
+        game = self.game(key)
+        puzzle = game.puzzle
+        state = self.position(game, text)
+        verdict = _verdict(puzzle, state)
+        known = game.known.get(tuple(state))
+        return {
+            "game": key, "position": puzzle.format_position(state), "picture": puzzle.draw(state),
+            "svg": render.svg(puzzle.figure(state), ids=True), "goal": state == puzzle.goal,
+            "solvable": verdict[0], "reason": verdict[1], "distance": None if known is None else known[0],
+            "moves": [_move(puzzle, state, m) for m in puzzle.moves(state)],
+        }
+
+    def move(self, key: str, text: str | None, move) -> dict:
+        """The description of the position after ``move`` (its code, or one of its labels)."""
+        game = self.game(key)
+        state = self.position(game, text)
+        code = _move_code(game.puzzle, state, move)
+        return self.describe(key, game.puzzle.format_position(game.puzzle.apply(state, code)))
+
+    def scramble(self, key: str, depth: int | None = None, seed: int | None = None) -> dict:
+        """A uniformly random position that can reach the goal, or with ``depth`` one exactly
+        that many moves from it (needs the puzzle's tablebase in the cache)."""
+        from .explore.generate import random_at_depth, random_solvable
+
+        game = self.game(key)
+        rng = np.random.default_rng(seed)
+        if depth is None:
+            state = random_solvable(game.puzzle, rng)
+        else:
+            if not isinstance(depth, int) or isinstance(depth, bool) or depth < 0:
+                raise PuzzleError("'depth' must be a whole number of moves, at least 0")
+            if game.plan.method != "table":
+                raise PuzzleError(f"a scramble at an exact depth needs the tablebase of {game.puzzle.spec}: run "
+                                  f"'puzzlespace explore {game.puzzle.spec} --save cache' and open it again")
+            state = random_at_depth(game.puzzle, depth, 1, rng, tablebase=game.plan.table)[0]
+        return self.describe(key, game.puzzle.format_position(state))
+
+    # ----- solving ----------------------------------------------------------------------
+    def solve(self, key: str, text: str | None, cancel: threading.Event | None = None) -> dict:
+        """The distance to the goal and the rest of an optimal solution (its first move is
+        the hint), within the time limit. Past it, ``optimal`` is false: ``lower_bound`` is
+        what the search proved and, where a quick weighted search finds one, the moves are
+        a solution not proven shortest. Unsolvable when the goal cannot be reached;
+        SearchStopped (``cancelled``) when ``cancel`` is set first."""
+        game = self.game(key)
+        state = self.position(game, text)
+        known = game.known.get(tuple(state))
+        if known is not None:
+            return self._known_answer(game, state)
+        with self._lock:
+            self.solving += 1
+        try:
+            return self._solve(game, state, cancel)
+        except SearchStopped:
+            if cancel is not None and cancel.is_set():
+                with self._lock:
+                    self.cancelled += 1
+            raise
+        finally:
+            with self._lock:
+                self.solving -= 1
+
+    def _solve(self, game: Game, state: State, cancel: threading.Event | None) -> dict:
+        plan = game.ready_plan()
+        t0 = time.perf_counter()
+        try:
+            sol = solve(game.puzzle, state, plan=plan, time_limit=self.time_limit, cancel=cancel)
+        except SearchStopped as exc:
+            if cancel is not None and cancel.is_set():
+                raise
+            quick = self._quick(game, state, plan, cancel) if plan.method == "ida" else None
+            return self._unknown(game, state, exc.lower_bound, quick, t0)
+        game.learn(sol)
+        return self._answer(game, sol.path, sol.moves, True, sol.length, time.perf_counter() - t0)
+
+    def _quick(self, game: Game, state: State, plan: Plan, cancel: threading.Event | None) -> Solution | None:
+        """A solution at most :data:`FALLBACK_WEIGHT` times the optimum, or None past the time limit."""
+        try:
+            return solve(game.puzzle, state, plan=plan, time_limit=self.time_limit, cancel=cancel,
+                         weight=FALLBACK_WEIGHT)
+        except SearchStopped:
+            if cancel is not None and cancel.is_set():
+                raise
+            return None
+
+    def _known_answer(self, game: Game, state: State) -> dict:
+        path, moves = [state], []
+        while game.known[tuple(path[-1])][1] is not None:
+            moves.append(game.known[tuple(path[-1])][1])
+            path.append(game.puzzle.apply(path[-1], moves[-1]))
+        return self._answer(game, path, moves, True, len(moves), 0.0)
+
+    def _unknown(self, game: Game, state: State, lower: int, quick: Solution | None, t0: float) -> dict:
+        if quick is not None:
+            sol = replace(quick, lower_bound=max(lower, quick.proven_lower_bound))
+            if sol.optimal:
+                game.learn(sol)
+            return self._answer(game, sol.path, sol.moves, sol.optimal, sol.proven_lower_bound,
+                                time.perf_counter() - t0)
+        return self._answer(game, [state], [], False, lower, time.perf_counter() - t0)
+
+    def _answer(self, game: Game, path, moves, optimal: bool, lower: int, seconds: float) -> dict:
+        puzzle = game.puzzle
+        solved = bool(path) and path[-1] == puzzle.goal
+        return {
+            "game": game.key, "position": puzzle.format_position(path[0]),
+            "distance": len(moves) if optimal and solved else None, "optimal": optimal and solved,
+            "lower_bound": lower, "time_limit": self.time_limit, "seconds": round(seconds, 4),
+            "method": game.plan.method, "heuristic": game.plan.heuristic.name if game.plan.heuristic else "",
+            "hint": _move(puzzle, path[0], moves[0]) if moves else None,
+            "moves": [_move(puzzle, s, m) for s, m in zip(path, moves)] if solved else [],
+            "path": [puzzle.format_position(s) for s in path] if solved else [],
+        }
+
+    def status(self) -> dict:
+        with self._lock:
+            return {"solving": self.solving, "cancelled": self.cancelled, "games": list(self._games),
+                    "time_limit": self.time_limit}
+
+
+def _verdict(puzzle: Puzzle, state: State) -> tuple[bool | None, str]:
+    """Whether ``state`` can reach the goal (None: undecided) and the reason in a line."""
+    try:
+        v = puzzle.check(state)
+    except Undecided as exc:
+        return None, str(exc)
+    return v.solvable, v.summary or v.reason
+
+
+def _move(puzzle: Puzzle, state: State, move: int) -> dict:
+    """A legal move as the page uses it: code, labels, the spot to click, its mark."""
+    after = puzzle.apply(state, move)
+    labels = {name: str(values[0]) for name, values in puzzle.move_notations([state, after], [move]).items()}
+    figure = puzzle.figure(state, move)
+    spot = next((m.spots[0] for m in figure.marks if m.kind == "move"), None)
+    return {"move": move, "label": next(iter(labels.values()), str(move)), "labels": labels, "from": spot,
+            "mark": "".join(render.mark_svg(figure, m) for m in figure.marks)}
+
+
+def _move_code(puzzle: Puzzle, state: State, move) -> int:
+    """The legal move ``move`` names: its code, or one of its labels."""
+    legal = list(puzzle.moves(state))
+    if isinstance(move, int) and not isinstance(move, bool):
+        if move in legal:
+            return move
+    elif isinstance(move, str):
+        for m in legal:
+            if move in _move(puzzle, state, m)["labels"].values():
+                return m
+    else:
+        raise PuzzleError("'move' must be a move's code or label")
+    raise PuzzleError(f"move {str(move)[:20]!r} is not legal in {puzzle.format_position(state)}")
+
+
+__all__ = ["BUILD_LIMIT", "TIME_LIMIT", "Game", "Games", "UnknownGame"]
