@@ -10,11 +10,16 @@ import json
 import re
 import xml.etree.ElementTree as ET
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import puzzlespace as ps
+from puzzlespace import render
 from puzzlespace.cli import app
 from puzzlespace.pages import frames, solution_html, solution_svg
 from puzzlespace.solver import Solution
@@ -81,6 +86,55 @@ def _walk_solution(name: str, moves: int, seed: int) -> Solution:
     path = random_walk(p, p.goal, moves, np.random.default_rng(seed))[::-1]
     moves_made = [next(m for m in p.moves(a) if p.apply(a, m) == b) for a, b in zip(path, path[1:])]
     return Solution(p, path[0], moves_made, path, "ida", 0, 0.0, p.move_notations(path, moves_made))
+
+
+FIGURED = ["4x3", "jump:7:1,3", "flip:4x3", f"graph:{Path(__file__).resolve().parents[1] / 'examples' / 'petersen.toml'}"]
+
+
+def _any_walk(name: str, moves: int, seed: int) -> Solution:
+    """A "solution" of ``moves`` random legal moves from a random position (frames need
+    no goal), for any family."""
+    p = ps.load_puzzle(name)
+    rng = np.random.default_rng(seed)
+    path, made = [p.random_position(rng)], []
+    for _ in range(moves):
+        legal = list(p.moves(path[-1]))
+        made.append(legal[int(rng.integers(len(legal)))])
+        path.append(p.apply(path[-1], made[-1]))
+    return Solution(p, path[0], made, path, "ida", 0, 0.0, p.move_notations(path, made))
+
+
+@settings(max_examples=30, deadline=None)
+@given(name=st.sampled_from(FIGURED), moves=st.integers(0, 60), seed=st.integers(0, 2**32 - 1))
+def test_frames_agree_with_every_positions_own_figure(name, moves, seed):
+    """The reference: every position's whole figure, with its move's marks."""
+    sol = _any_walk(name, moves, seed)
+    data = frames(sol)
+    shown = [list(s) for s in data["first"]]
+    for k, (state, move) in enumerate(zip(sol.path, [*sol.moves, None])):
+        if k:
+            for j, label, fill in data["changes"][k - 1]:
+                shown[j] = [label, fill]
+        figure = sol.puzzle.figure(state, move)
+        assert shown == [[s.label, s.fill] for s in figure.spots]
+        marks = "".join(render.mark_svg(figure, m) for m in figure.marks)
+        assert (data["marks"][data["mark"][k]] if data["mark"][k] >= 0 else "") == marks
+
+
+@pytest.mark.parametrize("name", FIGURED, ids=lambda n: n.split("/")[-1])
+def test_a_figure_draws_each_value_alike_wherever_it_is(name):
+    """The figure contract the frames rely on: a spot's look is its cell's value's; places,
+    shapes and edges do not depend on the position."""
+    p = ps.load_puzzle(name)
+    rng = np.random.default_rng(5)
+    base, look = p.figure(p.goal), {}
+    for _ in range(20):
+        state = p.random_position(rng)
+        figure = p.figure(state)
+        assert figure.edges == base.edges
+        assert [(s.x, s.y, s.shape) for s in figure.spots] == [(s.x, s.y, s.shape) for s in base.spots]
+        for v, spot in zip(state, figure.spots):
+            assert look.setdefault(v, (spot.label, spot.fill)) == (spot.label, spot.fill)
 
 
 def test_a_long_solution_gets_a_strip_of_evenly_spaced_positions():

@@ -14,6 +14,8 @@ import json
 from html import escape
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from . import render
 
 if TYPE_CHECKING:  # the solution's own display (``Solution._repr_html_``) calls these pages
@@ -60,19 +62,29 @@ def frames(sol: Solution) -> dict:
     """The page's data: ``first``, each spot's [label, fill] at the start; ``changes``, per
     move, the [spot, label, fill] it changes; ``marks``, the SVG of each different move
     mark, and ``mark``, per position, the index of the one made from it (-1 at the goal);
-    the fills' ``colours``."""
-    figures = [_figure(sol, k) for k in range(len(sol.path))]
-    shown = [[[s.label, s.fill] for s in f.spots] for f in figures]
+    the fills' ``colours``.
+
+    Drawn from the start's figure and the cells each move changes (by the figure's
+    contract, a cell's look is its value's), so that the work grows with the changes,
+    not with the board times the moves."""
+    puzzle = sol.puzzle
+    first = puzzle.figure(sol.start)
+    look = {v: [s.label, s.fill] for v, s in zip(sol.start, first.spots)}
+    cells = np.asarray(sol.path, dtype=np.int64)
+    changes: list[list] = [[] for _ in sol.moves]
+    for k, j in zip(*(a.tolist() for a in np.nonzero(cells[1:] != cells[:-1]))):
+        was, now = int(cells[k, j]), int(cells[k + 1, j])
+        if now not in look:  # a value the start does not show
+            look.update((v, [s.label, s.fill]) for v, s in zip(sol.path[k + 1], puzzle.figure(sol.path[k + 1]).spots))
+        if look[now] != look[was]:
+            changes[k].append([j, *look[now]])
     marks: dict[str, int] = {}
-    mark = [marks.setdefault(svg, len(marks)) if svg else -1
-            for svg in ("".join(render.mark_svg(f, m) for m in f.marks) for f in figures)]
-    return {
-        "first": shown[0],
-        "changes": [[[j, *now] for j, (was, now) in enumerate(zip(a, b)) if was != now] for a, b in zip(shown, shown[1:])],
-        "marks": list(marks),
-        "mark": mark,
-        "colours": render.COLOURS,
-    }
+    mark = []
+    for state, move in zip(sol.path, [*sol.moves, None]):
+        svg = "".join(render.mark_svg(first, m) for m in puzzle.move_marks(state, move))
+        mark.append(marks.setdefault(svg, len(marks)) if svg else -1)
+    return {"first": [[s.label, s.fill] for s in first.spots], "changes": changes, "marks": list(marks),
+            "mark": mark, "colours": render.COLOURS}
 
 
 def solution_html(sol: Solution) -> str:

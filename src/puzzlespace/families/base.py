@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterator, Sequence
 
 from ..contracts import State
-from ..drawing import Figure, Spot
+from ..drawing import Figure, Mark, Spot
 from ..errors import PuzzleError
 
 
@@ -69,9 +69,20 @@ class Puzzle(ABC):
 
     def figure(self, state: State, move: int | None = None) -> Figure:
         """How the position is drawn (:mod:`puzzlespace.drawing`): a spot per cell, in cell
-        order, and with ``move`` (legal in ``state``) the mark of that move where the
-        family draws one. By default the cells' values in a row, with no mark."""
-        return Figure(tuple(Spot(float(i), 0.0, "square", str(v), "piece") for i, v in enumerate(state)))
+        order, and with ``move`` (legal in ``state``) the marks of :meth:`move_marks`. By
+        default the cells' values in a row.
+
+        Contract (pages draw a long solution from the first figure and each move's
+        changes): a spot's label and fill depend on its cell's value alone, the same value
+        looking the same in every cell; places, shapes and edges on nothing in the state.
+        """
+        return Figure(tuple(Spot(float(i), 0.0, "square", str(v), "piece") for i, v in enumerate(state)),
+                      marks=self.move_marks(state, move))
+
+    def move_marks(self, state: State, move: int | None) -> tuple[Mark, ...]:
+        """How ``move`` (legal in ``state``; None: no move) is drawn on the figure of
+        ``state``; by default not at all."""
+        return ()
 
     # ----- rules ------------------------------------------------------------------------
     @abstractmethod

@@ -102,7 +102,11 @@ class FlipPuzzle(Puzzle):
         w = self.width
         spots = tuple(Spot(float(v % w), float(v // w), "square", "", "light" if x else "dark")
                       for v, x in enumerate(state))
-        return Figure(spots, marks=() if move is None else (Mark("line", tuple(self.lines[move])),))
+        return Figure(spots, marks=self.move_marks(state, move))
+
+    def move_marks(self, state: State, move: int | None) -> tuple[Mark, ...]:
+        """An outline round the line turned over."""
+        return () if move is None else (Mark("line", tuple(self.lines[move])),)
 
     # ----- rules ------------------------------------------------------------------------
     def moves(self, state: State) -> Sequence[int]:

@@ -82,8 +82,11 @@ class TokenPuzzle(Puzzle):
         spots = tuple(Spot(x, y, self.figure_shape, str(t) if t else "", "piece" if t else "empty")
                       for (x, y), t in zip(self.places(), state))
         edges = tuple(self.graph.edges) if self.figure_edges else ()
-        marks = () if move is None else (Mark("move", (move, state.index(0))),)
-        return Figure(spots, edges, marks)
+        return Figure(spots, edges, self.move_marks(state, move))
+
+    def move_marks(self, state: State, move: int | None) -> tuple[Mark, ...]:
+        """An arrow from the token that moves to the blank."""
+        return () if move is None else (Mark("move", (move, state.index(0))),)
 
     #: How nodes are drawn (see :mod:`puzzlespace.drawing`), and whether edges are.
     figure_shape = "circle"
