@@ -159,9 +159,9 @@ def test_cli_batch_fast(tmp_path):
 
 
 def test_weighted_solutions_are_shortened_and_stay_within_bounds():
-    """A weighted solution not proven optimal goes through the family's shorten: on 4x3
-    no longer than weighted IDA*'s own, still reaching the goal; a family without a
-    shortening keeps its moves."""
+    """A weighted solution not proven optimal goes through the optimal suffix and the
+    family's shorten: on 4x3 no longer than weighted IDA*'s own, still reaching the goal; a
+    family without a shortening keeps its moves."""
     from puzzlespace.search.ida import ida_star
     from puzzlespace.solver import plan_solving
 
@@ -173,7 +173,8 @@ def test_weighted_solutions_are_shortened_and_stay_within_bounds():
         start = p.random_position(rng)
         raw = ida_star(plan.problem, start, weight=3)
         sol = ps.solve(p, start, plan=plan, weight=3)
-        assert sol.length <= len(raw.moves) and sol.path[-1] == p.goal and sol.proven_lower_bound == raw.lower_bound
+        assert sol.length <= len(raw.moves) and sol.path[-1] == p.goal
+        assert raw.lower_bound <= sol.proven_lower_bound <= sol.length  # more when the whole was made optimal
         gained += sol.length < len(raw.moves)
     assert gained > 0
     jump = ps.load_puzzle("jump:8")

@@ -89,6 +89,11 @@ class Solution:
         }
 
 
+#: A weighted search's solution then has its longest suffix that this many times the
+#: search's nodes can prove made optimal (:func:`~puzzlespace.search.ida.optimal_suffix`).
+SUFFIX_EFFORT = 20
+
+
 def choose_method(puzzle: Puzzle) -> str:
     """``ida`` where the family offers compiled heuristic search, else ``bibfs``."""
     return "ida" if puzzle.default_heuristic() is not None else "bibfs"
@@ -263,7 +268,9 @@ def solve(
     **pdb_options,
 ) -> Solution:
     """An optimal solution of ``start``, or with ``weight`` W > 1 one at most W times as
-    long as the optimum, found by weighted IDA* (other methods give the optimum); with
+    long as the optimum, found by weighted IDA* (other methods give the optimum) and its
+    longest suffix that :data:`SUFFIX_EFFORT` times the search's nodes can prove made
+    optimal (:func:`~puzzlespace.search.ida.optimal_suffix`); with
     ``anytime``, the best solution weighted IDA* finds at falling weights until
     ``time_limit`` (:func:`~puzzlespace.search.ida.anytime_ida`), with the best lower
     bound proven. A solution not proven optimal goes through the family's
@@ -322,8 +329,20 @@ def solve(
         raise Unsolvable(_exhausted())
     moves, nodes = found.moves, found.nodes
     lower = found.lower_bound if method in ("ida", "fast") else None
+    candidates = [moves]
+    if method == "ida" and not anytime and lower < len(moves):
+        from .search.ida import optimal_suffix
+
+        left = None if time_limit is None else time_limit - (time.perf_counter() - t0)
+        suffixed, spent, whole = optimal_suffix(plan.problem, puzzle.replay(start, moves), moves,
+                                                SUFFIX_EFFORT * nodes, time_limit=left, cancel=cancel)
+        nodes += spent
+        if whole:
+            moves, lower = suffixed, len(suffixed)
+        elif len(suffixed) < len(moves):
+            candidates.append(suffixed)  # the family's shortening may gain more from either
     if lower is not None and lower < len(moves):
-        moves = puzzle.shorten(start, moves)
+        moves = min((puzzle.shorten(start, c) for c in candidates), key=len)
     seconds = time.perf_counter() - t0
     path = puzzle.replay(start, moves)
     if path[-1] != puzzle.goal:

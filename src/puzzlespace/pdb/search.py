@@ -223,9 +223,11 @@ def _dfs(tiles, blank, md, bound, wg, wh, parity, graph, dist, pos, vals, sums, 
             continue
         t = tiles[nxt]
         generated += 1
-        if generated & 4095 == 0 and ctl[STOP] != 0:
+        if generated & 4095 == 0:  # the count made visible as the pass goes, and a stop request heard
             ctl[NODES] += generated
-            return STOPPED
+            generated = 0
+            if ctl[STOP] != 0:
+                return STOPPED
         md2 = mds[d] + dist[t, b] - dist[t, nxt]
         h = _place(t, b, pos, vals, sums, undo, d, pdb, pdb_off, group_len, tile_group, tile_slot,
                    view_tile, view_cell, width, n)

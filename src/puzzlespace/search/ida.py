@@ -102,6 +102,8 @@ def ida_star(
     poll: float = 0.1,
     weight: Fraction | float | str = 1,
     cancel: threading.Event | None = None,
+    max_nodes: int | None = None,
+    at_least: int = 0,
 ) -> IDAResult | None:
     """Optimal solution of ``start`` by IDA* (or, with ``weight`` W > 1, one at most W
     times as long); None if the search space is exhausted.
@@ -123,6 +125,12 @@ def ida_star(
     cancel : threading.Event, optional
         Once set (from another thread), the search stops within ``poll`` seconds and raises
         SearchStopped as on the time limit, saying it was cancelled.
+    max_nodes : int, optional
+        SearchStopped unless the whole search generates at most this many nodes (decided
+        by the count, so the same for every run; a search past it is stopped at the next
+        poll).
+    at_least : int, optional
+        A lower bound of the optimum already proven: the passes below it are skipped.
 
     Returns
     -------
@@ -136,10 +144,12 @@ def ida_star(
     h0 = problem.heuristic(start)
     if h0 == 0:
         return IDAResult([], 0, 0, time.perf_counter() - t0, 0)
-    bound, nodes, below = p * h0, 0, h0
 
     def proven(length: int) -> int:  # the smallest length of the optimum's parity at least ``length``
         return length + (length - h0) % 2 if problem.bipartite else length
+
+    nodes, below = 0, proven(max(h0, at_least))
+    bound = p * below if q == p else p * h0
 
     while True:
         ctl = np.array([0, BIG, 0, 0], dtype=np.int64)
@@ -153,7 +163,8 @@ def ida_star(
                 elapsed = time.perf_counter() - t0
                 if progress and thread.is_alive():
                     progress(bound, nodes + int(ctl[NODES]), elapsed)
-                if (time_limit is not None and elapsed > time_limit) or (cancel is not None and cancel.is_set()):
+                if ((time_limit is not None and elapsed > time_limit) or (cancel is not None and cancel.is_set())
+                        or (max_nodes is not None and nodes + int(ctl[NODES]) > max_nodes)):
                     ctl[STOP] = 1
         except KeyboardInterrupt:
             ctl[STOP] = 1
@@ -162,6 +173,9 @@ def ida_star(
                                 seconds=time.perf_counter() - t0, lower_bound=below, interrupted=True) from None
         elapsed = time.perf_counter() - t0
         nodes += int(ctl[NODES])
+        if max_nodes is not None and nodes > max_nodes:
+            raise SearchStopped(f"more than {max_nodes:,} nodes with bound {bound}", nodes=nodes, seconds=elapsed,
+                                lower_bound=below)
         if out[0] == STOPPED:
             why = "cancelled" if cancel is not None and cancel.is_set() else "time limit reached"
             raise SearchStopped(f"{why} while searching with bound {bound}",
@@ -176,6 +190,46 @@ def ida_star(
             raise SearchStopped(f"no solution within {max_bound} moves", nodes=nodes, seconds=elapsed,
                                 lower_bound=below)
         bound = p * below if q == p else int(ctl[MIN_F])
+
+
+#: How much the heuristic gap of the suffix grows from one solve of :func:`optimal_suffix`
+#: to the next (fewer, longer solves).
+SUFFIX_GAP_STEP = 4
+
+
+def optimal_suffix(problem: IDAProblem, path: Sequence[Sequence[int]], moves: Sequence[int], max_nodes: int, *,
+                   time_limit: float | None = None, cancel: threading.Event | None = None
+                   ) -> tuple[list[int], int, bool]:
+    """``moves`` (from ``path[0]``, through ``path``, to the goal) with a suffix replaced by
+    an optimal one: suffixes of growing heuristic gap (their length less the bound at their
+    start: :data:`SUFFIX_GAP_STEP`, twice that, ... moves) are solved by IDA* in turn, while their nodes together stay
+    within ``max_nodes`` (so the result is the same on every run). Returns the moves, no
+    longer than before, the nodes spent, and whether the whole was solved (the moves then
+    proven optimal). A time limit or ``cancel`` ends it early."""
+    t0 = time.perf_counter()
+    best, spent, tried, optimum = list(moves), 0, len(moves), 0  # the optimum from path[tried]
+    gaps = [len(moves) - j - problem.heuristic(state) for j, state in enumerate(path)]
+    for gap in range(SUFFIX_GAP_STEP, max(gaps) + SUFFIX_GAP_STEP, SUFFIX_GAP_STEP):
+        k = min(j for j, g in enumerate(gaps) if g <= gap)
+        if k == tried:
+            continue
+        left = None if time_limit is None else time_limit - (time.perf_counter() - t0)
+        try:
+            if left is not None and left <= 0:
+                break
+            found = ida_star(problem, path[k], max_nodes=max_nodes - spent, time_limit=left, cancel=cancel,
+                             poll=0.005, at_least=optimum - (tried - k))  # moves are reversible
+        except SearchStopped as exc:
+            spent += min(exc.nodes, max_nodes - spent)
+            break
+        if found is None:  # not on the way to the goal after all: keep what there is
+            break
+        tried, spent, optimum = k, spent + found.nodes, len(found.moves)
+        if k + optimum < len(best):
+            best = list(moves[:k]) + found.moves
+        if k == 0:
+            break
+    return best, spent, tried == 0
 
 
 #: The weights an anytime search goes through, each pass of it finding a solution at
