@@ -249,3 +249,64 @@ def test_segments_asked_for_must_fit_the_memory(tmp_path, monkeypatch):
     r = CliRunner().invoke(app, ["explore", "jump:9", "--segments", "1", "--out", str(tmp_path / "ck"),
                                  "--max-memory", "111M", "--threads", "2"])
     assert r.exit_code == 2 and "needs 2 segments or more, not 1" in r.stderr, r.output
+
+
+@pytest.mark.parametrize("name", ["5x2", "flip:5x5"])
+def test_out_of_core_passes_write_only_the_blocks_they_changed(tmp_path, monkeypatch, name):
+    """After a segment's two files have been written whole once, a pass writes only the
+    blocks it (or the pass before, for the other file) may have changed: less than the
+    whole table every pass, and the result is still the engine's, tablebase included."""
+    from puzzlespace.explore import segments
+
+    written = {"blocks": 0, "whole": 0}
+    real_blocks, real_tofile = segments.write_blocks, np.ndarray.tofile
+
+    def blocks(f, table, dirty):
+        n = real_blocks(f, table, dirty)
+        written["blocks"] += n
+        return n
+
+    monkeypatch.setattr(segments, "write_blocks", blocks)
+    p = ps.load_puzzle(name)
+    tables = []
+    real_keep = segments.SegmentStore.keep
+
+    def keep(self, role, k, table, changed=None):
+        before = written["blocks"]
+        real_keep(self, role, k, table, changed)
+        if written["blocks"] == before and self.dir is not None:
+            written["whole"] += len(table)
+        tables.append(len(table))
+
+    monkeypatch.setattr(segments.SegmentStore, "keep", keep)
+    result = explore_segmented(p, segments=3, threads=2, out_dir=tmp_path, keep_table=True, antipode_limit=20)
+    assert_same(result, reference(name))
+    assert written["blocks"] > 0
+    assert written["blocks"] + written["whole"] < sum(tables)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 5 * (1 << 14)), st.data())
+def test_writing_the_flagged_blocks_makes_the_file_the_table(size, data):
+    """A file that differs from a table only in flagged blocks equals it once those blocks
+    are written (a table of ``size`` bytes, 2 bits a state; the last block short)."""
+    import tempfile
+
+    from puzzlespace.bits import BLOCK_BITS, new_blocks
+    from puzzlespace.explore.segments import write_blocks
+
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    old = rng.integers(0, 256, size, dtype=np.uint8)
+    dirty = new_blocks(size * 4)
+    dirty[:] = data.draw(st.lists(st.booleans(), min_size=len(dirty), max_size=len(dirty)))
+    table = old.copy()
+    step = (1 << BLOCK_BITS) // 4
+    for b in np.flatnonzero(dirty):
+        part = table[b * step:(b + 1) * step]
+        part[:] = rng.integers(0, 256, len(part), dtype=np.uint8)
+    with tempfile.TemporaryFile() as f:
+        old.tofile(f)
+        written = write_blocks(f, table, dirty)
+        f.seek(0)
+        assert np.array_equal(np.fromfile(f, dtype=np.uint8), table)
+    assert written == sum(len(table[b * step:(b + 1) * step]) for b in np.flatnonzero(dirty))

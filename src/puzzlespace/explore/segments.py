@@ -24,7 +24,7 @@ tables themselves are 2 bits per state, in files when ``out_dir`` is given.
 
 Files (with ``out_dir``): ``seg-<k>-<s>.bin`` (segment ``k``'s table in its slot ``s``,
 0 or 1: a pass that changes the segment writes the slot the last complete pass does not
-name, in place), ``tb-<k>-<s>.bin`` (its tablebase part), ``sent-<d>-<k>.bin`` (marks for
+name, in place, and only the blocks that may differ from what it held), ``tb-<k>-<s>.bin`` (its tablebase part), ``sent-<d>-<k>.bin`` (marks for
 segment ``k`` from pass ``d``, in packed blocks: :mod:`~puzzlespace.explore.packing`) and
 ``manifest.json``, switched atomically after each
 complete pass (every file synced first) and carrying the CRC-32 of every file it names,
@@ -47,8 +47,8 @@ import numba as nb
 import numpy as np
 
 from .._version import __version__
-from ..bits import (close_and_step, close_layer, copy_layer, first_in_layer, layer_value, merge_marks, new_blocks,
-                    new_table, set2, table_bytes)
+from ..bits import (BLOCK_BITS, close_and_step, close_layer, copy_layer, first_in_layer, layer_value, merge_marks,
+                    new_blocks, new_table, set2, table_bytes)
 from ..contracts import PuzzleRules as Puzzle
 from ..errors import PuzzleError
 from ..resources import current_rss, free_disk, human, peak_rss
@@ -130,6 +130,9 @@ class SegmentStore:
         # that may hold its states of the last pass's layer and of the next layer. A
         # segment without them (a fresh or resumed run) is scanned whole.
         self.flags: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        # Per (role, segment, slot): the blocks in which that file, as this process last
+        # wrote it, may differ from the segment now (None: unknown, so written whole).
+        self.stale: dict[tuple[str, int, int], np.ndarray | None] = {}
 
     def load(self, role: str, k: int, size: int) -> np.ndarray:
         """Segment ``k``'s table (``role`` seg) or tablebase part (tb), as last kept."""
@@ -146,19 +149,30 @@ class SegmentStore:
         self.unchecked.discard(name)
         return data
 
-    def keep(self, role: str, k: int, table: np.ndarray) -> None:
+    def keep(self, role: str, k: int, table: np.ndarray, changed: np.ndarray | None = None) -> None:
         """Write segment ``k``'s table or tablebase part to its other file (the one the
-        last complete pass does not name), rewriting it in place."""
+        last complete pass does not name), in place. ``changed`` (block flags: the blocks
+        this visit may have changed) lets it write only the blocks in which that file,
+        as this process last wrote it, differs from ``table``; without it, or for a file
+        this process has not written whole, everything is written."""
         if self.dir is None:
             self.tables[(role, k)] = table
             return
-        self.next_slot[k] = 1 - self.slot.get(k, 1)
-        name = f"{role}-{k}-{self.next_slot[k]}.bin"
+        slot = self.next_slot[k] = 1 - self.slot.get(k, 1)
+        name = f"{role}-{k}-{slot}.bin"
         path = self.dir / name
+        stale = self.stale.get((role, k, slot))
+        whole = changed is None or stale is None or not path.is_file() or path.stat().st_size != len(table)
         with open(path, "r+b" if path.exists() else "wb") as f:
-            table.tofile(f)
-            f.truncate()
+            if whole:
+                table.tofile(f)
+                f.truncate()
+            else:
+                write_blocks(f, table, stale | (changed != 0))
         self.next_files[name] = _crc(table)
+        self.stale[(role, k, slot)] = np.zeros(len(changed), dtype=bool) if changed is not None else None
+        other = self.stale.get((role, k, 1 - slot))
+        self.stale[(role, k, 1 - slot)] = None if other is None or changed is None else other | (changed != 0)
 
     def send(self, k: int, marks: np.ndarray) -> None:
         self.sent.setdefault(k, []).append(marks)
@@ -258,6 +272,24 @@ class SegmentStore:
         for path in self.dir.glob("sent-*.bin"):
             if path.name not in self.files:
                 path.unlink()
+
+
+def write_blocks(f, table: np.ndarray, dirty: np.ndarray) -> int:
+    """Write the runs of ``table`` (bytes, 2 bits a state) whose blocks are flagged in
+    ``dirty`` to the same offsets of the open file ``f``; returns the bytes written."""
+    step = (1 << BLOCK_BITS) // 4
+    blocks = np.flatnonzero(dirty)
+    if not len(blocks):
+        return 0
+    cuts = np.flatnonzero(np.diff(blocks) > 1)
+    written = 0
+    for a, b in zip(blocks[np.r_[0, cuts + 1]].tolist(), (blocks[np.r_[cuts, len(blocks) - 1]] + 1).tolist()):
+        lo, hi = a * step, min(b * step, len(table))
+        if lo < hi:
+            f.seek(lo)
+            f.write(memoryview(table[lo:hi]))
+            written += hi - lo
+    return written
 
 
 def _file_crc(path: Path) -> str:
@@ -427,9 +459,10 @@ def visit(s: Segment, depth: int, index, kernel, store: SegmentStore, keep_table
     if layer:
         _expand_segment(s, table, depth, kernel, store, pool, buffers, starts, frontier, following, index)
     store.flags[s.k] = (frontier, following)
-    store.keep("seg", s.k, table)
+    changed = last | frontier | following  # closed, merged or stepped into, and marked: nothing else moves
+    store.keep("seg", s.k, table, changed)
     if tablebase is not None:
-        store.keep("tb", s.k, tablebase)
+        store.keep("tb", s.k, tablebase, frontier)  # the layer recorded is in the frontier's blocks
     return layer, kept, total
 
 
