@@ -130,9 +130,10 @@ class SegmentStore:
         # that may hold its states of the last pass's layer and of the next layer. A
         # segment without them (a fresh or resumed run) is scanned whole.
         self.flags: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-        # Per (role, segment, slot): the blocks in which that file, as this process last
-        # wrote it, may differ from the segment now (None: unknown, so written whole).
-        self.stale: dict[tuple[str, int, int], np.ndarray | None] = {}
+        # Per (role, segment): the blocks its last write may have changed (None: unknown).
+        # A segment's writes alternate between its two files, so the file a write replaces
+        # differs from the table only in those blocks and the ones this write changed.
+        self.last_changed: dict[tuple[str, int], np.ndarray | None] = {}
 
     def load(self, role: str, k: int, size: int) -> np.ndarray:
         """Segment ``k``'s table (``role`` seg) or tablebase part (tb), as last kept."""
@@ -152,27 +153,25 @@ class SegmentStore:
     def keep(self, role: str, k: int, table: np.ndarray, changed: np.ndarray | None = None) -> None:
         """Write segment ``k``'s table or tablebase part to its other file (the one the
         last complete pass does not name), in place. ``changed`` (block flags: the blocks
-        this visit may have changed) lets it write only the blocks in which that file,
-        as this process last wrote it, differs from ``table``; without it, or for a file
-        this process has not written whole, everything is written."""
+        this visit may have changed) lets it write only the blocks in which that file
+        may differ from ``table``; without it, or without the last write's, everything
+        is written."""
         if self.dir is None:
             self.tables[(role, k)] = table
             return
         slot = self.next_slot[k] = 1 - self.slot.get(k, 1)
         name = f"{role}-{k}-{slot}.bin"
         path = self.dir / name
-        stale = self.stale.get((role, k, slot))
-        whole = changed is None or stale is None or not path.is_file() or path.stat().st_size != len(table)
+        before = self.last_changed.get((role, k))
+        now = None if changed is None else changed != 0  # a copy: the caller's flags change later
         with open(path, "r+b" if path.exists() else "wb") as f:
-            if whole:
+            if now is None or before is None or os.fstat(f.fileno()).st_size != len(table):
                 table.tofile(f)
                 f.truncate()
             else:
-                write_blocks(f, table, stale | (changed != 0))
+                write_blocks(f, table, before | now)
         self.next_files[name] = _crc(table)
-        self.stale[(role, k, slot)] = np.zeros(len(changed), dtype=bool) if changed is not None else None
-        other = self.stale.get((role, k, 1 - slot))
-        self.stale[(role, k, 1 - slot)] = None if other is None or changed is None else other | (changed != 0)
+        self.last_changed[(role, k)] = now
 
     def send(self, k: int, marks: np.ndarray) -> None:
         self.sent.setdefault(k, []).append(marks)
