@@ -168,11 +168,12 @@ class Games:
         state = self.position(game, text)
         verdict = _verdict(puzzle, state)
         known = game.known.get(tuple(state))
+        figure = puzzle.figure(state)
         return {
             "game": key, "position": puzzle.format_position(state), "picture": puzzle.draw(state),
-            "svg": render.svg(puzzle.figure(state), ids=True), "goal": state == puzzle.goal,
+            "svg": render.svg(figure, ids=True), "goal": state == puzzle.goal,
             "solvable": verdict[0], "reason": verdict[1], "distance": None if known is None else known[0],
-            "moves": [_move(puzzle, state, m) for m in puzzle.moves(state)],
+            "moves": [_move(puzzle, figure, state, m) for m in puzzle.moves(state)],
         }
 
     def move(self, key: str, text: str | None, move) -> dict:
@@ -209,9 +210,9 @@ class Games:
         SearchStopped (``cancelled``) when ``cancel`` is set first."""
         game = self.game(key)
         state = self.position(game, text)
-        known = game.known.get(tuple(state))
+        known = self._known_answer(game, state)
         if known is not None:
-            return self._known_answer(game, state)
+            return known
         with self._lock:
             self.solving += 1
         try:
@@ -248,11 +249,15 @@ class Games:
                 raise
             return None
 
-    def _known_answer(self, game: Game, state: State) -> dict:
+    def _known_answer(self, game: Game, state: State) -> dict | None:
+        """The answer from the positions learnt, or None where the chain to the goal is
+        not known (or was forgotten by another thread meanwhile)."""
         path, moves = [state], []
-        while game.known[tuple(path[-1])][1] is not None:
-            moves.append(game.known[tuple(path[-1])][1])
+        while (step := game.known.get(tuple(path[-1]))) is not None and step[1] is not None:
+            moves.append(step[1])
             path.append(game.puzzle.apply(path[-1], moves[-1]))
+        if step is None:
+            return None
         return self._answer(game, path, moves, True, len(moves), 0.0)
 
     def _unknown(self, game: Game, state: State, lower: int, quick: Solution | None, t0: float) -> dict:
@@ -267,13 +272,15 @@ class Games:
     def _answer(self, game: Game, path, moves, optimal: bool, lower: int, seconds: float) -> dict:
         puzzle = game.puzzle
         solved = bool(path) and path[-1] == puzzle.goal
+        figure = puzzle.figure(path[0])  # its places serve every position's marks (the figure contract)
+        steps = [_move(puzzle, figure, s, m) for s, m in zip(path, moves if solved else moves[:1])]
         return {
             "game": game.key, "position": puzzle.format_position(path[0]),
             "distance": len(moves) if optimal and solved else None, "optimal": optimal and solved,
             "lower_bound": lower, "time_limit": self.time_limit, "seconds": round(seconds, 4),
             "method": game.plan.method, "heuristic": game.plan.heuristic.name if game.plan.heuristic else "",
-            "hint": _move(puzzle, path[0], moves[0]) if moves else None,
-            "moves": [_move(puzzle, s, m) for s, m in zip(path, moves)] if solved else [],
+            "hint": steps[0] if steps else None,
+            "moves": steps if solved else [],
             "path": [puzzle.format_position(s) for s in path] if solved else [],
         }
 
@@ -292,14 +299,20 @@ def _verdict(puzzle: Puzzle, state: State) -> tuple[bool | None, str]:
     return v.solvable, v.summary or v.reason
 
 
-def _move(puzzle: Puzzle, state: State, move: int) -> dict:
-    """A legal move as the page uses it: code, labels, the spot to click, its mark."""
-    after = puzzle.apply(state, move)
-    labels = {name: str(values[0]) for name, values in puzzle.move_notations([state, after], [move]).items()}
-    figure = puzzle.figure(state, move)
-    spot = next((m.spots[0] for m in figure.marks if m.kind == "move"), None)
+def _move(puzzle: Puzzle, figure, state: State, move: int) -> dict:
+    """A legal move as the page uses it: code, labels, the spot to click, its mark (drawn
+    on ``figure``, a figure of the puzzle: its places are every position's)."""
+    labels = _labels(puzzle, state, move)
+    marks = puzzle.move_marks(state, move)
+    spot = next((m.spots[0] for m in marks if m.kind == "move"), None)
     return {"move": move, "label": next(iter(labels.values()), str(move)), "labels": labels, "from": spot,
-            "mark": "".join(render.mark_svg(figure, m) for m in figure.marks)}
+            "mark": "".join(render.mark_svg(figure, m) for m in marks)}
+
+
+def _labels(puzzle: Puzzle, state: State, move: int) -> dict[str, str]:
+    """The legal ``move`` in every notation of the puzzle, by the notation's name."""
+    after = puzzle.apply(state, move)
+    return {name: str(values[0]) for name, values in puzzle.move_notations([state, after], [move]).items()}
 
 
 def _move_code(puzzle: Puzzle, state: State, move) -> int:
@@ -310,7 +323,7 @@ def _move_code(puzzle: Puzzle, state: State, move) -> int:
             return move
     elif isinstance(move, str):
         for m in legal:
-            if move in _move(puzzle, state, m)["labels"].values():
+            if move in _labels(puzzle, state, m).values():
                 return m
     else:
         raise PuzzleError("'move' must be a move's code or label")

@@ -18,6 +18,7 @@ Routes (JSON in and out; every error is ``{"error": "..."}`` with a 4xx status):
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import socket
@@ -55,7 +56,9 @@ def require_web() -> None:
         raise PuzzleError(f"serve needs the web extra ({exc.name} is missing): {EXTRA}") from None
 
 
+@functools.cache
 def page() -> str:
+    """The play page (read once: it is part of the installed package)."""
     return resources.files("puzzlespace").joinpath("static/play.html").read_text(encoding="utf-8")
 
 
