@@ -34,6 +34,8 @@ class _Clock:
         self.cancel = cancel
 
     def check(self, nodes: int, what: str, lower_bound: int) -> None:
+        if self.limit is None and self.cancel is None:
+            return
         elapsed = time.perf_counter() - self.t0
         if self.cancel is not None and self.cancel.is_set():
             raise SearchStopped(f"cancelled during {what}", nodes=nodes, seconds=elapsed, lower_bound=lower_bound)
