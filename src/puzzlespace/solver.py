@@ -329,12 +329,13 @@ def solve(
         raise Unsolvable(_exhausted())
     moves, nodes = found.moves, found.nodes
     lower = found.lower_bound if method in ("ida", "fast") else None
-    candidates = [moves]
+    candidates, found_path = [moves], None
     if method == "ida" and not anytime and lower < len(moves):
         from .search.ida import optimal_suffix
 
         left = None if time_limit is None else time_limit - (time.perf_counter() - t0)
-        suffixed, spent, whole = optimal_suffix(plan.problem, puzzle.replay(start, moves), moves,
+        found_path = puzzle.replay(start, moves)
+        suffixed, spent, whole = optimal_suffix(plan.problem, found_path, moves,
                                                 SUFFIX_EFFORT * nodes, time_limit=left, cancel=cancel)
         nodes += spent
         if whole:
@@ -344,7 +345,7 @@ def solve(
     if lower is not None and lower < len(moves):
         moves = min((puzzle.shorten(start, c) for c in candidates), key=len)
     seconds = time.perf_counter() - t0
-    path = puzzle.replay(start, moves)
+    path = found_path if found_path is not None and moves == candidates[0] else puzzle.replay(start, moves)
     if path[-1] != puzzle.goal:
         raise AssertionError(f"internal error: the {method} solution does not reach the goal")
     return Solution(puzzle, start, moves, path, method, nodes, seconds, notations=puzzle.move_notations(path, moves),
