@@ -8,12 +8,12 @@ guard and raises :class:`~puzzlespace.errors.SearchStopped` rather than exhausti
 from __future__ import annotations
 
 import threading
-import time
 from dataclasses import dataclass
 from typing import Iterator
 
 from ..errors import SearchStopped
 from ..contracts import PuzzleRules as Puzzle, State
+from .clock import Clock
 
 
 @dataclass
@@ -24,28 +24,20 @@ class PathResult:
     nodes: int
 
 
-class _Clock:
-    """Raises SearchStopped once ``time_limit`` seconds have passed or ``cancel`` is set
-    (checked every call)."""
-
-    def __init__(self, time_limit: float | None, cancel: threading.Event | None = None):
-        self.t0 = time.perf_counter()
-        self.limit = time_limit
-        self.cancel = cancel
+class _Clock(Clock):
+    """A :class:`~puzzlespace.search.clock.Clock` that raises SearchStopped when the
+    search must stop (checked every call)."""
 
     def check(self, nodes: int, what: str, lower_bound: int) -> None:
         if self.limit is None and self.cancel is None:
             return
-        elapsed = time.perf_counter() - self.t0
-        if self.cancel is not None and self.cancel.is_set():
-            raise SearchStopped(f"cancelled during {what}", nodes=nodes, seconds=elapsed, lower_bound=lower_bound)
-        if self.limit is not None and elapsed > self.limit:
-            raise SearchStopped(f"time limit reached during {what}", nodes=nodes, seconds=elapsed,
-                                lower_bound=lower_bound)
+        why = self.stop_reason()
+        if why is not None:
+            raise SearchStopped(f"{why} during {what}", nodes=nodes, seconds=self.elapsed(), lower_bound=lower_bound)
 
     def too_big(self, nodes: int, what: str, max_states: int, advice: str, lower_bound: int) -> SearchStopped:
         return SearchStopped(f"{what} passed {max_states:,} states; {advice}", nodes=nodes,
-                             seconds=time.perf_counter() - self.t0, lower_bound=lower_bound)
+                             seconds=self.elapsed(), lower_bound=lower_bound)
 
 
 def _walk_back(parents: dict, state: State) -> list[int]:

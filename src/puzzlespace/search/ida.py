@@ -19,7 +19,6 @@ statuses :data:`FOUND`, :data:`NOT_FOUND`, :data:`STOPPED`.
 from __future__ import annotations
 
 import threading
-import time
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Callable, Sequence
@@ -28,6 +27,7 @@ import numpy as np
 
 from ..contracts import IDAProblem
 from ..errors import PuzzleError, SearchStopped
+from .clock import Clock
 
 #: Slots of the control array: nodes generated, smallest f above the bound, stop request, the problem's own.
 NODES, MIN_F, STOP, EXTRA = 0, 1, 2, 3
@@ -137,13 +137,13 @@ def ida_star(
     IDAResult
         ``moves`` lists the node the blank moves to at each step.
     """
-    t0 = time.perf_counter()
+    clock = Clock(time_limit, cancel)
     q, p = weight_coefficients(weight)
     if time_limit is not None:  # a short limit is checked often enough to be kept
         poll = min(poll, max(time_limit / 10, 0.0005))
     h0 = problem.heuristic(start)
     if h0 == 0:
-        return IDAResult([], 0, 0, time.perf_counter() - t0, 0)
+        return IDAResult([], 0, 0, clock.elapsed(), 0)
 
     def proven(length: int) -> int:  # the smallest length of the optimum's parity at least ``length``
         return length + (length - h0) % 2 if problem.bipartite else length
@@ -155,29 +155,27 @@ def ida_star(
         ctl = np.array([0, BIG, 0, 0], dtype=np.int64)
         path = np.full(bound // q + 1, -1, dtype=np.int32)
         if progress:
-            progress(bound, nodes, time.perf_counter() - t0)
+            progress(bound, nodes, clock.elapsed())
         thread, out = _run_pass(problem, start, bound, ctl, path, (q, p))
         try:
             while thread.is_alive():
                 thread.join(poll)
-                elapsed = time.perf_counter() - t0
                 if progress and thread.is_alive():
-                    progress(bound, nodes + int(ctl[NODES]), elapsed)
-                if ((time_limit is not None and elapsed > time_limit) or (cancel is not None and cancel.is_set())
-                        or (max_nodes is not None and nodes + int(ctl[NODES]) > max_nodes)):
+                    progress(bound, nodes + int(ctl[NODES]), clock.elapsed())
+                if clock.stop_reason() or (max_nodes is not None and nodes + int(ctl[NODES]) > max_nodes):
                     ctl[STOP] = 1
         except KeyboardInterrupt:
             ctl[STOP] = 1
             thread.join()
             raise SearchStopped(f"interrupted while searching with bound {bound}", nodes=nodes + int(ctl[NODES]),
-                                seconds=time.perf_counter() - t0, lower_bound=below, interrupted=True) from None
-        elapsed = time.perf_counter() - t0
+                                seconds=clock.elapsed(), lower_bound=below, interrupted=True) from None
+        elapsed = clock.elapsed()
         nodes += int(ctl[NODES])
         if max_nodes is not None and nodes > max_nodes:
             raise SearchStopped(f"more than {max_nodes:,} nodes with bound {bound}", nodes=nodes, seconds=elapsed,
                                 lower_bound=below)
         if out[0] == STOPPED:
-            why = "cancelled" if cancel is not None and cancel.is_set() else "time limit reached"
+            why = clock.stop_reason() or "time limit reached"
             raise SearchStopped(f"{why} while searching with bound {bound}",
                                 nodes=nodes, seconds=elapsed, lower_bound=below)
         if out[0] == FOUND:
@@ -206,14 +204,14 @@ def optimal_suffix(problem: IDAProblem, path: Sequence[Sequence[int]], moves: Se
     within ``max_nodes`` (so the result is the same on every run). Returns the moves, no
     longer than before, the nodes spent, and whether the whole was solved (the moves then
     proven optimal). A time limit or ``cancel`` ends it early."""
-    t0 = time.perf_counter()
+    clock = Clock(time_limit)
     best, spent, tried, optimum = list(moves), 0, len(moves), 0  # the optimum from path[tried]
     gaps = [len(moves) - j - problem.heuristic(state) for j, state in enumerate(path)]
     for gap in range(SUFFIX_GAP_STEP, max(gaps) + SUFFIX_GAP_STEP, SUFFIX_GAP_STEP):
         k = min(j for j, g in enumerate(gaps) if g <= gap)
         if k == tried:
             continue
-        left = None if time_limit is None else time_limit - (time.perf_counter() - t0)
+        left = clock.left()
         try:
             if left is not None and left <= 0:
                 break
@@ -252,20 +250,20 @@ def anytime_ida(
 
     Raises :class:`~puzzlespace.errors.SearchStopped` (with the lower bound proven) only
     when the time limit, ``cancel`` (as in :func:`ida_star`) or Ctrl-C comes before any solution."""
-    t0 = time.perf_counter()
+    clock = Clock(time_limit)
     best: IDAResult | None = None
     nodes, lower = 0, 0
     for weight in weights:
-        left = None if time_limit is None else time_limit - (time.perf_counter() - t0)
+        left = clock.left()
         try:
             if left is not None and left <= 0:
-                raise SearchStopped("time limit reached", nodes=nodes, seconds=time.perf_counter() - t0,
+                raise SearchStopped("time limit reached", nodes=nodes, seconds=clock.elapsed(),
                                     lower_bound=lower)
             found = ida_star(problem, start, time_limit=left, progress=progress, weight=weight, cancel=cancel)
         except SearchStopped as exc:
             lower = max(lower, exc.lower_bound)
             if best is None:
-                raise SearchStopped(str(exc), nodes=nodes + exc.nodes, seconds=time.perf_counter() - t0,
+                raise SearchStopped(str(exc), nodes=nodes + exc.nodes, seconds=clock.elapsed(),
                                     lower_bound=lower, interrupted=exc.interrupted) from None
             nodes += exc.nodes
             break
@@ -277,4 +275,4 @@ def anytime_ida(
             best = found
         if len(best.moves) == lower:
             break
-    return IDAResult(best.moves, nodes, best.bound, time.perf_counter() - t0, lower)
+    return IDAResult(best.moves, nodes, best.bound, clock.elapsed(), lower)
