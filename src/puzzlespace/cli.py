@@ -441,6 +441,10 @@ def _tablebase(path: Path, puzzle: Puzzle):
 @click.option("--segments", type=Count(1), metavar="N",
               help="cut the table into N segments, one in memory at a time, the others in files under --out "
                    "(chosen by itself when the table does not fit --max-memory; --resume keeps the checkpoint's)")
+@click.option("--marks", type=click.Choice(["packed", "bitmap"]), default="packed", show_default=True,
+              help="how a pass by segments keeps the marks it sends to other segments: packed lists of ranks, "
+                   "written as they come, or a bit per state of the puzzle in memory, at most a bit per state "
+                   "written a pass (for puzzles where many moves cross segments, such as flip boards)")
 @click.option("--workers", type=Count(1), metavar="N",
               help="explore on a Dask cluster of N worker processes on this machine (--threads each, "
                    "--max-memory shared out); needs the cluster extra: pip install 'puzzlespace[cluster]'")
@@ -450,8 +454,8 @@ def _tablebase(path: Path, puzzle: Puzzle):
 @json_option
 def explore(puzzle: str, goal: Optional[str], out_dir: Optional[Path], resume: bool, save: Optional[Path],
             threads: Optional[int], max_memory: Optional[str], antipodes: int, plot: Optional[Path],
-            log_scale: bool, html_file: Optional[Path], csv_file: Optional[Path], show_progress: bool, force: bool, segments: Optional[int], workers: Optional[int],
-            scheduler: Optional[str], as_json: bool) -> None:
+            log_scale: bool, html_file: Optional[Path], csv_file: Optional[Path], show_progress: bool, force: bool, segments: Optional[int], marks: str,
+            workers: Optional[int], scheduler: Optional[str], as_json: bool) -> None:
     """Visit every position reachable from the goal: counts per depth, God's number, antipodes."""
     from contextlib import ExitStack
 
@@ -471,6 +475,9 @@ def explore(puzzle: str, goal: Optional[str], out_dir: Optional[Path], resume: b
             raise PuzzleError("give --workers (a cluster on this machine) or --scheduler (a running one), not both")
         if segments and out_dir is None and not on_cluster:
             raise PuzzleError("--segments keeps the segments in files: give --out DIR")
+        if marks != "packed" and on_cluster:
+            raise PuzzleError("--marks bitmap is for a run by segments in one process: a cluster's workers send "
+                              "their marks packed")
         if out_dir is not None and out_dir.exists() and not out_dir.is_dir():
             raise PuzzleError(f"--out {str(out_dir)!r} is a file; give a directory for the checkpoints")
         try:
@@ -480,7 +487,7 @@ def explore(puzzle: str, goal: Optional[str], out_dir: Optional[Path], resume: b
                 if save_path is not None:
                     held.enter_context(locked(save_path, "the tablebase"))
                 if not on_cluster:
-                    segments = _segments(p, out_dir, resume, threads, limit, save is not None, segments)
+                    segments = _segments(p, out_dir, resume, threads, limit, save is not None, segments, marks)
                 with _layer_progress(enabled=show_progress or not as_json) as report:
                     if on_cluster:
                         result = _explore_on_cluster(p, workers, scheduler, threads, limit, segments, out_dir,
@@ -489,7 +496,7 @@ def explore(puzzle: str, goal: Optional[str], out_dir: Optional[Path], resume: b
                     elif segments:
                         result = explore_segmented(p, segments=segments, threads=threads, out_dir=out_dir,
                                                    resume=resume, antipode_limit=antipodes, progress=report,
-                                                   keep_table=save is not None, force=force)
+                                                   keep_table=save is not None, force=force, marks=marks)
                     else:
                         result = engine.explore(p, threads=threads, out_dir=out_dir, resume=resume,
                                                 max_memory=limit, antipode_limit=antipodes, progress=report,
@@ -550,11 +557,11 @@ def _this_command(**changes) -> str:
 
 
 def _segments(p: Puzzle, out_dir: Optional[Path], resume: bool, threads: Optional[int], limit: Optional[int],
-              tablebase: bool, asked: Optional[int]) -> int:
+              tablebase: bool, asked: Optional[int], marks: str) -> int:
     """How many segments an exploration runs in: 0 (the whole table in memory) unless it
     resumes a checkpoint made by segments (-1: its segments), ``asked`` for (they must fit
-    ``--max-memory``), or the table does not fit ``--max-memory`` and ``--out`` can hold
-    the segments (said on stderr)."""
+    ``--max-memory`` with the ``marks`` kept as they say), or the table does not fit
+    ``--max-memory`` and ``--out`` can hold the segments (said on stderr)."""
     from .explore import engine
     from .explore.segments import checkpoint_is_segmented, segments_to_fit
     from .resources import current_rss, human
@@ -566,14 +573,14 @@ def _segments(p: Puzzle, out_dir: Optional[Path], resume: bool, threads: Optiona
     index = p.state_index()
     threads = threads or os.cpu_count() or 1
     if asked:
-        fewest = segments_to_fit(index, threads, 2 if tablebase else 1, limit) if limit else 1
+        fewest = segments_to_fit(index, threads, 2 if tablebase else 1, limit, marks) if limit else 1
         if fewest > asked:
             raise PuzzleError(f"--max-memory {human(limit)} needs {fewest} segments or more, not {asked}")
         return asked
     need = engine.plan(index, threads, True, 2 if tablebase else 1)
     if limit is None or current_rss() + need.memory <= limit:
         return 0
-    segments = segments_to_fit(index, threads, 2 if tablebase else 1, limit)
+    segments = segments_to_fit(index, threads, 2 if tablebase else 1, limit, marks)
     err.print(f"the table ({human(need.memory)}) does not fit --max-memory {human(limit)}: exploring in {segments} "
               f"segments, one in memory at a time, the others in {str(out_dir)!r}", markup=False)
     return segments

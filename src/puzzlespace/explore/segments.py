@@ -25,7 +25,8 @@ tables themselves are 2 bits per state, in files when ``out_dir`` is given.
 Files (with ``out_dir``): ``seg-<k>-<s>.bin`` (segment ``k``'s table in its slot ``s``,
 0 or 1: a pass that changes the segment writes the slot the last complete pass does not
 name, in place, and only the blocks that may differ from what it held), ``tb-<k>-<s>.bin`` (its tablebase part), ``sent-<d>-<k>.bin`` (marks for
-segment ``k`` from pass ``d``, in packed blocks: :mod:`~puzzlespace.explore.packing`) and
+segment ``k`` from pass ``d``, in packed blocks: :mod:`~puzzlespace.explore.packing`) or
+``bits-<d>-<k>.bin`` (the same as a bitmap: see :class:`BitmapStore`) and
 ``manifest.json``, switched atomically after each
 complete pass (every file synced first) and carrying the CRC-32 of every file it names,
 and its own SHA-256; ``resume`` continues from it and checks each file as it reads it.
@@ -59,12 +60,23 @@ from .packing import pack_marks, read_blocks, unpack_marks, write_block
 FORMAT = "puzzlespace-segments/2"
 #: Marks in flight to other segments, kept in memory before they are appended to their files.
 SENT_BUFFER = 1 << 20
+#: How a pass keeps the marks it sends to other segments: ``packed`` (a list of ranks, one
+#: or two bytes a mark, appended to files as they come: :class:`SegmentStore`) or
+#: ``bitmap`` (a bit per state of the puzzle in memory, its parts written at the pass's
+#: end: :class:`BitmapStore`).
+MARKS = ("packed", "bitmap")
 
 
-def _check_disk(out: Path, size: int, tables: int) -> None:
+def bitmap_bytes(size: int) -> int:
+    """Bytes of a bitmap of ``size`` ranks (a bit each)."""
+    return -(-size // 8)
+
+
+def _check_disk(out: Path, size: int, tables: int, marks: str) -> None:
     """Refuse a run whose segment files (two copies of each table, and room for the marks
-    in flight) would not fit the disk of ``out``; files there already count as free."""
-    need = 2 * tables * table_bytes(size) + 4 * SENT_BUFFER * 8
+    in flight, or for two passes' bitmaps) would not fit the disk of ``out``; files there
+    already count as free."""
+    need = 2 * tables * table_bytes(size) + (4 * SENT_BUFFER * 8 if marks == "packed" else 2 * bitmap_bytes(size))
     free = free_disk(out) + (sum(f.stat().st_size for f in out.glob("*.bin")) if out.is_dir() else 0)
     if need > free:
         raise PuzzleError(f"the segment files need about {human(need)} of disk in {str(out)!r} but only {human(free)} "
@@ -85,12 +97,14 @@ def file_errors(out: Path | None, depth: Callable[[], int]):
                           f"{then}") from None
 
 
-def segments_to_fit(index, threads: int, tables: int, max_memory: int) -> int:
+def segments_to_fit(index, threads: int, tables: int, max_memory: int, marks: str = "packed") -> int:
     """The fewest segments with which a run keeps this process within ``max_memory`` bytes
     (the program itself counted): one segment's ``tables`` 2-bit tables, the mark
-    buffers and the marks in flight. Raises PuzzleError when no number of segments fits."""
-    marks, ranks = buffer_sizes(index)
-    fixed = current_rss() + 2 * threads * (marks + ranks) * 8 + 3 * SENT_BUFFER * 8 + (32 << 20)
+    buffers and the marks in flight (``packed``), or the pass's bitmap (``bitmap``: see
+    :data:`MARKS`). Raises PuzzleError when no number of segments fits."""
+    buffered, ranks = buffer_sizes(index)
+    in_flight = 3 * SENT_BUFFER * 8 if marks == "packed" else bitmap_bytes(index.size)
+    fixed = current_rss() + 2 * threads * (buffered + ranks) * 8 + in_flight + (32 << 20)
     table = table_bytes(index.size) * tables
     room = max_memory - fixed
     most = max(1, index.size // (index.group * 64))
@@ -117,6 +131,7 @@ class SegmentStore:
 
     def __init__(self, out_dir: Path | None, keep_table: bool):
         self.dir, self.keep_table = out_dir, keep_table
+        self.segments: list[Segment] = []  # set once known (a resumed checkpoint names them)
         self.tables: dict[tuple[str, int], np.ndarray] = {}
         self.sent: dict[int, list[np.ndarray]] = {}  # marks for segment k, for the next pass
         self.sent_bytes = 0
@@ -173,24 +188,47 @@ class SegmentStore:
         self.next_files[name] = _crc(table)
         self.last_changed[(role, k)] = now
 
+    def send_others(self, marks: np.ndarray, starts: np.ndarray) -> None:
+        """Send ``marks`` (global ranks outside the segment visited) to their segments
+        (segment ``k`` starts at ``starts[k - 1]``)."""
+        grouped = np.empty(len(marks), dtype=np.int64)
+        offsets = np.zeros(len(starts) + 2, dtype=np.int64)
+        partition_marks(marks, starts, grouped, offsets)
+        for k in range(len(starts) + 1):
+            if offsets[k + 1] > offsets[k]:
+                self.send(k, grouped[offsets[k]:offsets[k + 1]])
+        self.flush()
+
     def send(self, k: int, marks: np.ndarray) -> None:
         self.sent.setdefault(k, []).append(marks)
         self.sent_bytes += marks.nbytes
 
-    def received(self, k: int, depth: int) -> Iterator[np.ndarray]:
-        """The marks sent to segment ``k`` in pass ``depth - 1``, a part at a time. A
-        resumed file that fails its checksum raises PuzzleError before any of it is read."""
-        yield from self.inbox.pop(k, [])
-        name = f"sent-{depth - 1}-{k}.bin"
-        if self.dir is None or name not in self.files:
-            return
-        corrupt = f"segment file {str(self.dir / name)!r} is corrupt; run it again without --resume"
-        if not (self.dir / name).is_file():
-            raise PuzzleError(f"segment file {str(self.dir / name)!r} is missing; run it again without --resume")
-        if name in self.unchecked and _file_crc(self.dir / name) != self.files[name]:
+    def received(self, s: Segment, depth: int) -> Iterator[np.ndarray]:
+        """The marks sent to segment ``s`` in pass ``depth - 1`` (global ranks), a part at a
+        time: kept in memory, or in its file of that pass, packed or a bitmap (a resumed
+        run reads either, whichever way it sends). A resumed file that fails its checksum
+        raises PuzzleError before any of it is read."""
+        yield from self.inbox.pop(s.k, [])
+        for name in _sent_names(s.k, depth - 1):
+            if self.dir is not None and name in self.files:
+                yield from self._read_sent(name, s)
+
+    def _read_sent(self, name: str, s: Segment) -> Iterator[np.ndarray]:
+        path = self.dir / name
+        corrupt = f"segment file {str(path)!r} is corrupt; run it again without --resume"
+        if not path.is_file():
+            raise PuzzleError(f"segment file {str(path)!r} is missing; run it again without --resume")
+        if name in self.unchecked and _file_crc(path) != self.files[name]:
             raise PuzzleError(corrupt)  # checked whole first: nothing damaged is ever decoded
         self.unchecked.discard(name)
-        with open(self.dir / name, "rb") as f:
+        with open(path, "rb") as f:
+            if name.startswith("bits-"):
+                size = bitmap_bytes(s.hi - s.lo)
+                if os.fstat(f.fileno()).st_size != size:
+                    raise PuzzleError(corrupt)
+                pieces = (np.fromfile(f, dtype=np.uint8, count=BITMAP_RUN) for _ in range(0, size, BITMAP_RUN))
+                yield from bitmap_ranks(pieces, s.lo)
+                return
             try:
                 for block in read_blocks(f):
                     yield unpack_marks(block)
@@ -229,14 +267,15 @@ class SegmentStore:
     def drop_unfinished(self, depth: int) -> None:
         """Remove the marks a pass ``depth`` interrupted before had sent."""
         if self.dir is not None:
-            for old in self.dir.glob(f"sent-{depth}-*.bin"):
-                old.unlink()
+            for kind in ("sent", "bits"):
+                for old in self.dir.glob(f"{kind}-{depth}-*.bin"):
+                    old.unlink()
 
     def untouched(self, k: int, depth: int) -> bool:
         """Whether pass ``depth`` leaves segment ``k`` as it is: no state of the layer
         before (to close), none of this layer (carried or sent) and so none to expand."""
         return not (self.carried_in.get(k) or self.sizes_before.get(k) or self.inbox.get(k)
-                    or f"sent-{depth - 1}-{k}.bin" in self.files)
+                    or any(name in self.files for name in _sent_names(k, depth - 1)))
 
     def keep_as_is(self, k: int) -> None:
         """Segment ``k``'s files stay those of the last complete pass."""
@@ -268,15 +307,110 @@ class SegmentStore:
                                                  sizes=_listed(self.sizes)))
         self.files = self.next_files
         self.slot.update(self.next_slot)
-        for path in self.dir.glob("sent-*.bin"):
+        for path in [*self.dir.glob("sent-*.bin"), *self.dir.glob("bits-*.bin")]:
             if path.name not in self.files:
                 path.unlink()
 
 
-def write_blocks(f, table: np.ndarray, dirty: np.ndarray) -> int:
-    """Write the runs of ``table`` (bytes, 2 bits a state) whose blocks are flagged in
-    ``dirty`` to the same offsets of the open file ``f``; returns the bytes written."""
-    step = (1 << BLOCK_BITS) // 4
+class BitmapStore(SegmentStore):
+    """A :class:`SegmentStore` that keeps the marks a pass sends to other segments as a
+    bit per rank of the puzzle (``size / 8`` bytes in memory, allocated untouched, so
+    only the pages of the segments that receive marks become resident) instead of lists
+    of ranks: a state costs its bit however many moves reach it, so a pass writes at most
+    a bit per state, at its end (``bits-<d>-<k>.bin``: segment ``k``'s part, with holes
+    where it has no mark). For puzzles where many moves cross segments, whose packed
+    marks would outgrow the disk."""
+
+    def __init__(self, out_dir: Path | None, keep_table: bool, size: int):
+        super().__init__(out_dir, keep_table)
+        self.size = size
+        self.bits: np.ndarray | None = None  # this pass's marks
+        self.bits_in: np.ndarray | None = None  # the last pass's, without files
+
+    def send_others(self, marks: np.ndarray, starts: np.ndarray) -> None:
+        if self.bits is None:
+            self.bits = np.zeros(bitmap_bytes(self.size), dtype=np.uint8)
+        set_bits(self.bits, marks)
+
+    def flush(self, everything: bool = False) -> None:
+        """At the pass's end (``everything``), with files: write each segment's part of the
+        bitmap that holds a mark, then let the bitmap go."""
+        if not everything or self.dir is None or self.bits is None:
+            return
+        for s in self.segments:
+            part = self.bits[s.lo // 8:s.lo // 8 + bitmap_bytes(s.hi - s.lo)]
+            if not part.any():
+                continue
+            name = f"bits-{self.depth}-{s.k}.bin"
+            with open(self.dir / name, "wb") as f:
+                f.truncate(len(part))
+                write_blocks(f, part, np.maximum.reduceat(part, np.arange(0, len(part), BITMAP_RUN)), BITMAP_RUN)
+            self.next_files[name] = _crc(part)
+        self.bits = None
+
+    def begin(self, depth: int) -> None:
+        super().begin(depth)
+        self.bits_in, self.bits = self.bits, None
+
+    def received(self, s: Segment, depth: int) -> Iterator[np.ndarray]:
+        yield from super().received(s, depth)
+        if self.bits_in is not None:
+            part = self.bits_in[s.lo // 8:s.lo // 8 + bitmap_bytes(s.hi - s.lo)]
+            yield from bitmap_ranks((part[at:at + BITMAP_RUN] for at in range(0, len(part), BITMAP_RUN)), s.lo)
+
+    def untouched(self, k: int, depth: int) -> bool:
+        if self.bits_in is not None:
+            s = self.segments[k]
+            if self.bits_in[s.lo // 8:s.lo // 8 + bitmap_bytes(s.hi - s.lo)].any():
+                return False
+        return super().untouched(k, depth)
+
+
+#: Bytes of a bitmap of marks read or written at a time (the holes of its files are
+#: runs of this many zero bytes).
+BITMAP_RUN = 1 << 16
+
+
+def bitmap_ranks(pieces: Iterable[np.ndarray], lo: int) -> Iterator[np.ndarray]:
+    """The ranks whose bits are set in a bitmap given in consecutive ``pieces`` of at
+    most ``BITMAP_RUN`` bytes (bit ``i`` of its byte ``j``: rank ``lo + 8 j + i``), in
+    order, an array for each piece with a bit set."""
+    at = 0
+    for piece in pieces:
+        out = np.empty(8 * len(piece), dtype=np.int64)
+        count = ranks_of_bits(piece, lo + 8 * at, out)
+        at += len(piece)
+        if count:
+            yield out[:count]
+
+
+@nb.njit(cache=True, nogil=True)
+def ranks_of_bits(bits, first, out):
+    """Write ``first + i`` to ``out`` for every bit ``i`` set in ``bits`` (bit ``i % 8`` of
+    byte ``i // 8``), in order; return how many."""
+    count = 0
+    for j in range(bits.shape[0]):
+        byte = bits[j]
+        if byte == 0:
+            continue
+        for i in range(8):
+            if byte >> i & 1:
+                out[count] = first + 8 * j + i
+                count += 1
+    return count
+
+
+@nb.njit(cache=True, nogil=True)
+def set_bits(bits, ranks):
+    """Set bit ``r % 8`` of byte ``r // 8`` of ``bits`` for every rank ``r`` in ``ranks``."""
+    for r in ranks:
+        bits[r >> 3] |= np.uint8(1 << (r & 7))
+
+
+def write_blocks(f, table: np.ndarray, dirty: np.ndarray, step: int = (1 << BLOCK_BITS) // 4) -> int:
+    """Write the runs of ``table`` (bytes) whose blocks of ``step`` bytes (by default the
+    bytes of a table block, 2 bits a state) are flagged in ``dirty`` to the same offsets
+    of the open file ``f``; returns the bytes written."""
     blocks = np.flatnonzero(dirty)
     if not len(blocks):
         return 0
@@ -312,6 +446,12 @@ def crc_text(check: int) -> str:
     return f"crc32:{check:08x}"
 
 
+def _sent_names(k: int, depth: int) -> tuple[str, str]:
+    """The files that may hold the marks sent to segment ``k`` in pass ``depth``: packed,
+    or a bitmap."""
+    return f"sent-{depth}-{k}.bin", f"bits-{depth}-{k}.bin"
+
+
 def _listed(counts: dict[int, int]) -> dict[str, int]:
     return {str(k): int(v) for k, v in counts.items() if v}
 
@@ -327,6 +467,7 @@ def explore_segmented(
     keep_table: bool = False,
     progress: Callable[[int, int, int, int], None] | None = None,
     force: bool = False,
+    marks: str = "packed",
 ) -> ExploreResult:
     """Enumerate every position reachable from ``puzzle.goal`` with the table cut into
     about ``segments`` segments, one in memory at a time (in files under ``out_dir``, or
@@ -337,14 +478,17 @@ def explore_segmented(
     it (with the segments it was made with); a fresh run refuses a directory holding
     another puzzle's or goal's checkpoint unless ``force``. ``keep_table`` returns the
     tablebase: whole in memory, or as its segments' parts (``result.table`` a function)
-    with ``out_dir``.
+    with ``out_dir``. ``marks`` says how a pass keeps the marks it sends to other
+    segments (:data:`MARKS`); a resumed run may change it.
     """
     t0 = time.perf_counter()
     index = puzzle.state_index()
     threads = threads or os.cpu_count() or 1
     out = Path(out_dir) if out_dir is not None else None
-    store = SegmentStore(out, keep_table)
-    segs, identity, (depth, counts, before) = prepare(puzzle, index, segments, out, resume, store, force)
+    if marks not in MARKS:
+        raise PuzzleError(f"marks are kept {' or '.join(MARKS)}, not {marks!r}")
+    store = SegmentStore(out, keep_table) if marks == "packed" else BitmapStore(out, keep_table, index.size)
+    segs, identity, (depth, counts, before) = prepare(puzzle, index, segments, out, resume, store, force, marks)
     if not resume:
         store.begin(0)
         for s in segs:
@@ -392,7 +536,8 @@ def result_of(puzzle: Puzzle, index, counts: list[int], found: list[int], found_
     )
 
 
-def prepare(puzzle: Puzzle, index, segments: int, out: Path | None, resume: bool, store: SegmentStore, force: bool):
+def prepare(puzzle: Puzzle, index, segments: int, out: Path | None, resume: bool, store: SegmentStore, force: bool,
+            marks: str = "packed"):
     """What a run by segments starts from: the segments (``segments`` equal, aligned rank
     ranges, or a resumed checkpoint's), the run's identity as its manifests name it, and
     (next depth, counts, seconds so far), with the resumed files and counts in ``store``.
@@ -404,14 +549,14 @@ def prepare(puzzle: Puzzle, index, segments: int, out: Path | None, resume: bool
            "tablebase": store.keep_table}
     manifest = _resumed_manifest(out, run) if resume else None
     bounds = _bounds(manifest, out, run["size"], align) if resume else chunk_spans(index.size, align, max(segments, 1))
-    segs = [Segment(k, lo, hi) for k, (lo, hi) in enumerate(bounds)]
+    segs = store.segments = [Segment(k, lo, hi) for k, (lo, hi) in enumerate(bounds)]
     identity = dict(run, segments=[[s.lo, s.hi] for s in segs])
     if resume:
         return segs, identity, _resume(manifest, out, store)
     if out is not None:
         if not force:
             refuse_other_checkpoint(out, puzzle.spec, goal)
-        _check_disk(out, index.size, 2 if store.keep_table else 1)
+        _check_disk(out, index.size, 2 if store.keep_table else 1, marks)
         out.mkdir(parents=True, exist_ok=True)
         for path in list(out.glob("*.bin")) + [out / checkpoint.MANIFEST]:
             path.unlink(missing_ok=True)
@@ -444,7 +589,7 @@ def visit(s: Segment, depth: int, index, kernel, store: SegmentStore, keep_table
     tablebase = store.load("tb", s.k, span) if keep_table else None
     last, frontier = store.flags.pop(s.k, None) or (new_blocks(span) + 1, new_blocks(span) + 1)
     now, before = layer_value(depth), layer_value(depth - 1)
-    layer = store.carried_in.get(s.k, 0) + merge_sent(s, table, store.received(s.k, depth), now, frontier)
+    layer = store.carried_in.get(s.k, 0) + merge_sent(s, table, store.received(s, depth), now, frontier)
     kept, total = [], store.sizes_before.get(s.k, 0)
     if depth > 0:
         if room > 0 and total:
@@ -508,16 +653,8 @@ def _route(s: Segment, table, marks: np.ndarray, new: int, store: SegmentStore, 
     others = np.empty_like(marks)
     kept = merge_inside(table, marks, s.lo, s.hi, new, every, others)
     store.carried[s.k] = store.carried.get(s.k, 0) + int(kept[0])
-    left = int(kept[1])
-    if not left:
-        return
-    grouped = np.empty(left, dtype=np.int64)
-    offsets = np.zeros(len(starts) + 2, dtype=np.int64)
-    partition_marks(others[:left], starts, grouped, offsets)
-    for k in range(len(starts) + 1):
-        if offsets[k + 1] > offsets[k]:
-            store.send(k, grouped[offsets[k]:offsets[k + 1]])
-    store.flush()
+    if kept[1]:
+        store.send_others(others[:int(kept[1])], starts)
 
 
 @nb.njit(cache=True, nogil=True)
@@ -586,14 +723,14 @@ def _bounds(manifest: dict, out: Path, size: int, align: int) -> list[tuple[int,
 
 #: The files of a checkpoint by segments: a segment's table or tablebase part in one of its
 #: two slots, or the marks sent to a segment in a pass.
-FILE_NAME = re.compile(r"(seg|tb)-\d+-[01]\.bin|sent-\d+-\d+\.bin")
+FILE_NAME = re.compile(r"(seg|tb)-\d+-[01]\.bin|(sent|bits)-\d+-\d+\.bin")
 
 
 def file_parts(name: str) -> tuple[str, int, int]:
     """(role, segment, slot or pass) of a checkpoint file named as :data:`FILE_NAME` says:
-    ``seg-<k>-<slot>``, ``tb-<k>-<slot>`` or ``sent-<pass>-<k>``."""
+    ``seg-<k>-<slot>``, ``tb-<k>-<slot>``, ``sent-<pass>-<k>`` or ``bits-<pass>-<k>``."""
     role, a, b = name.removesuffix(".bin").split("-")
-    return (role, int(b), int(a)) if role == "sent" else (role, int(a), int(b))
+    return (role, int(b), int(a)) if role in ("sent", "bits") else (role, int(a), int(b))
 
 
 def checkpoint_is_segmented(out: Path) -> bool:
