@@ -3,10 +3,11 @@
 ``python bench/bench_scale.py [--repeat N] [--segments S] [--workers W] [--full]`` runs,
 alternately, ``puzzlespace explore PUZZLE --threads 2 --json`` with the whole table in
 memory, the same with ``--segments S --out DIR`` (segment files in a fresh folder under the
-system's temporary folder), and, with ``--workers W``, the exploration on a local Dask
-cluster of W worker processes of one thread each (started once, outside the timing, as
-``explore --workers`` would start it), on 4x3 and 6x2; with ``--full``, 7x2 with
-``--out DIR --max-memory 3G`` once against one in-memory run. Prints wall and engine
+system's temporary folder), the marks packed and with ``--marks bitmap``, and, with
+``--workers W``, the exploration on a local Dask cluster of W worker processes of one
+thread each (started once, outside the timing, as ``explore --workers`` would start it),
+on 4x3, 6x2 and flip:7x6; with ``--full``, 7x2 with ``--out DIR --max-memory 3G`` once
+against one in-memory run. Prints wall and engine
 seconds, peak RSS (GNU ``time``; for the cluster, its largest worker), the ratio to the
 in-memory time, the bytes sent between workers per state, and checks that the depth
 counts agree.
@@ -89,12 +90,14 @@ def _measure(args, client) -> int:
           "workers per state |")
     print("|---|---|---|---|---|---|---|")
     cases = [("4x3", ["--segments", str(args.segments)], args.repeat),
-             ("6x2", ["--segments", str(args.segments)], args.repeat)]
+             ("6x2", ["--segments", str(args.segments)], args.repeat),
+             ("flip:7x6", ["--segments", str(args.segments)], args.repeat)]
     if args.full:
         cases.append(("7x2", ["--max-memory", "3G"], 1))
     for puzzle, flags, repeat in cases:
         best = {}
-        modes = ["in memory", "out of core"] + ([f"cluster, {args.workers} workers"] if client else [])
+        modes = ["in memory", "out of core", "out of core, --marks bitmap"] + (
+            [f"cluster, {args.workers} workers"] if client else [])
         if puzzle == "7x2":
             modes = modes[:2]
         for _ in range(repeat):
@@ -106,9 +109,9 @@ def _measure(args, client) -> int:
                     continue
                 extra = []
                 folder = None
-                if mode == "out of core":
+                if mode.startswith("out of core"):
                     folder = Path(tempfile.mkdtemp(prefix="puzzlespace-scale-"))
-                    extra = flags + ["--out", str(folder / "ck")]
+                    extra = flags + ["--out", str(folder / "ck")] + (["--marks", "bitmap"] if "bitmap" in mode else [])
                 try:
                     wall, engine, peak, result = run(["explore", puzzle, "--threads", "2", "--json", *extra])
                 finally:
@@ -120,7 +123,7 @@ def _measure(args, client) -> int:
         for mode, (wall, engine, peak, counts, between) in best.items():
             assert counts == best["in memory"][3], f"{puzzle}: the depth counts differ ({mode})"
             ratio = f"{engine / best['in memory'][1]:.2f}" if mode != "in memory" else ""
-            print(f"| {puzzle} | {mode} {' '.join(flags) if mode == 'out of core' else ''} | {wall:.2f} | "
+            print(f"| {puzzle} | {mode} {' '.join(flags) if mode.startswith('out of core') else ''} | {wall:.2f} | "
                   f"{engine:.2f} | {peak / 2**20:.0f} | {ratio} | {between} |", flush=True)
     return 0
 

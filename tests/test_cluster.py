@@ -167,8 +167,10 @@ def test_cluster_checkpoints_are_the_segments_engines(client, tmp_path, name):
                                     resume=True, keep_table=True, antipode_limit=20), ref)
 
 
-def test_a_segments_checkpoint_resumes_on_the_cluster(client, tmp_path):
-    """Stopped after layer 12 by the one-process engine, finished on three workers."""
+@pytest.mark.parametrize("marks", ["packed", "bitmap"])
+def test_a_segments_checkpoint_resumes_on_the_cluster(client, tmp_path, marks):
+    """Stopped after layer 12 by the one-process engine (its marks packed or a bitmap),
+    finished on three workers."""
     ref = reference("3x3")
 
     def stop(depth, done, total, states):
@@ -176,8 +178,11 @@ def test_a_segments_checkpoint_resumes_on_the_cluster(client, tmp_path):
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        explore_segmented(ps.load_puzzle("3x3"), segments=4, out_dir=tmp_path, progress=stop, keep_table=True)
+        explore_segmented(ps.load_puzzle("3x3"), segments=4, out_dir=tmp_path, progress=stop, keep_table=True,
+                          marks=marks)
     assert json.loads((tmp_path / "manifest.json").read_text())["depth"] == 12
+    assert any(f.startswith("bits-" if marks == "bitmap" else "sent-")
+               for f in json.loads((tmp_path / "manifest.json").read_text())["files"])
     assert_same(explore_distributed(ps.load_puzzle("3x3"), client, workers=workers(client, 3), out_dir=tmp_path,
                                     resume=True, keep_table=True, antipode_limit=20), ref)
 

@@ -16,7 +16,7 @@ from puzzlespace.errors import PuzzleError
 from puzzlespace.explore import checkpoint
 from puzzlespace.explore.engine import explore
 from puzzlespace.explore.packing import pack_marks, write_block
-from puzzlespace.explore.segments import explore_segmented
+from puzzlespace.explore.segments import MARKS, explore_segmented
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 PUZZLES = ["2x2", "3x2", "4x2", "5x2", "3x3", "jump:9", "jump:7:1,3", "flip:5x5", "flip:4x3",
@@ -39,19 +39,21 @@ def assert_same(result, ref) -> None:
 
 @pytest.mark.parametrize("name", PUZZLES, ids=lambda n: n.rsplit("/", 1)[-1])
 @pytest.mark.parametrize("segments", [1, 2, 3, 7])
-def test_segments_in_memory_match_the_engine(name, segments):
+@pytest.mark.parametrize("marks", MARKS)
+def test_segments_in_memory_match_the_engine(name, segments, marks):
     p = ps.load_puzzle(name)
-    assert_same(explore_segmented(p, segments=segments, threads=2, keep_table=True, antipode_limit=20),
+    assert_same(explore_segmented(p, segments=segments, threads=2, keep_table=True, antipode_limit=20, marks=marks),
                 reference(name))
 
 
 @pytest.mark.parametrize("name", ["3x3", "jump:9", "flip:5x5", f"graph:{EXAMPLES / 'petersen.toml'}"],
                          ids=lambda n: n.rsplit("/", 1)[-1])
 @pytest.mark.parametrize("segments,threads", [(2, 1), (3, 2), (7, 3)])
-def test_segments_in_files_match_the_engine(tmp_path, name, segments, threads):
+@pytest.mark.parametrize("marks", MARKS)
+def test_segments_in_files_match_the_engine(tmp_path, name, segments, threads, marks):
     p = ps.load_puzzle(name)
     result = explore_segmented(p, segments=segments, threads=threads, out_dir=tmp_path, keep_table=True,
-                               antipode_limit=20)
+                               antipode_limit=20, marks=marks)
     assert_same(result, reference(name))
     manifest = json.loads((tmp_path / "manifest.json").read_text())
     assert manifest["depth"] == result.max_depth and sorted(manifest["files"]) == sorted(
@@ -63,9 +65,11 @@ class _Stop(Exception):
 
 
 @pytest.mark.parametrize("stop_at", [0, 5, 17, 30])
-def test_an_interrupted_run_resumes_to_the_same_result(tmp_path, stop_at):
+@pytest.mark.parametrize("before,after", [("packed", "packed"), ("bitmap", "bitmap"), ("packed", "bitmap"),
+                                          ("bitmap", "packed")])
+def test_an_interrupted_run_resumes_to_the_same_result(tmp_path, stop_at, before, after):
     """Stopped in the middle of a pass (after some of its segments): the checkpoint of the
-    last complete pass resumes to the engine's result."""
+    last complete pass resumes to the engine's result, with its marks kept either way."""
     p = ps.load_puzzle("3x3")
 
     def stop(depth, done, total, states):
@@ -73,9 +77,9 @@ def test_an_interrupted_run_resumes_to_the_same_result(tmp_path, stop_at):
             raise _Stop
 
     with pytest.raises(_Stop):
-        explore_segmented(p, segments=5, threads=2, out_dir=tmp_path, keep_table=True, progress=stop)
+        explore_segmented(p, segments=5, threads=2, out_dir=tmp_path, keep_table=True, progress=stop, marks=before)
     resumed = explore_segmented(p, segments=5, threads=2, out_dir=tmp_path, keep_table=True, resume=True,
-                                antipode_limit=20)
+                                antipode_limit=20, marks=after)
     assert_same(resumed, reference("3x3"))
 
 
@@ -154,7 +158,8 @@ def test_marks_are_grouped_by_segment_in_order(marks, starts):
         assert out[offsets[k]:offsets[k + 1]].tolist() == [m for m in marks.tolist() if edges[k] <= m < edges[k + 1]]
 
 
-def test_a_killed_out_of_core_run_resumes(tmp_path):
+@pytest.mark.parametrize("marks", MARKS)
+def test_a_killed_out_of_core_run_resumes(tmp_path, marks):
     """SIGKILL in the middle of an out-of-core run: the same command with --resume ends
     with the engine's counts."""
     import signal
@@ -163,7 +168,8 @@ def test_a_killed_out_of_core_run_resumes(tmp_path):
     import time
 
     out = tmp_path / "ck"
-    cmd = [sys.executable, "-m", "puzzlespace", "explore", "jump:9", "--segments", "6", "--out", str(out), "--json"]
+    cmd = [sys.executable, "-m", "puzzlespace", "explore", "jump:9", "--segments", "6", "--out", str(out), "--json",
+           "--marks", marks]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 120
     while time.time() < deadline and proc.poll() is None:
@@ -207,9 +213,10 @@ def test_damaged_missing_and_stray_segment_files_are_one_line(tmp_path):
     assert r.exit_code == 2 and len(r.stderr.splitlines()) == 1 and "missing" in r.stderr, r.output
 
 
-def test_bit_flips_in_a_file_of_marks_are_refused_or_harmless(tmp_path):
-    """Every bit of a packed file of marks flipped in turn (a sample of its bytes): the
-    resumed run refuses it in one line, or ends with the right counts."""
+@pytest.mark.parametrize("marks,kind", [("packed", "sent"), ("bitmap", "bits")])
+def test_bit_flips_in_a_file_of_marks_are_refused_or_harmless(tmp_path, marks, kind):
+    """Every bit of a file of marks (packed or a bitmap) flipped in turn (a sample of its
+    bytes): the resumed run refuses it in one line, or ends with the right counts."""
     p, ck = ps.load_puzzle("3x3"), tmp_path / "ck"
 
     def stop(depth, done, total, states):
@@ -217,8 +224,8 @@ def test_bit_flips_in_a_file_of_marks_are_refused_or_harmless(tmp_path):
             raise _Stop
 
     with pytest.raises(_Stop):
-        explore_segmented(p, segments=2, out_dir=ck, progress=stop)
-    sent = sorted(ck.glob("sent-11-*.bin"))[0]
+        explore_segmented(p, segments=2, out_dir=ck, progress=stop, marks=marks)
+    sent = sorted(ck.glob(f"{kind}-11-*.bin"))[0]
     raw, saved = sent.read_bytes(), {f: f.read_bytes() for f in ck.iterdir() if f.is_file()}
     rng = np.random.default_rng(3)
     outcomes = {"refused": 0, "correct": 0}
@@ -310,3 +317,64 @@ def test_writing_the_flagged_blocks_makes_the_file_the_table(size, data):
         f.seek(0)
         assert np.array_equal(np.fromfile(f, dtype=np.uint8), table)
     assert written == sum(len(table[b * step:(b + 1) * step]) for b in np.flatnonzero(dirty))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(0, 5000), max_size=400), st.integers(0, 10**12))
+def test_a_bitmap_of_marks_gives_back_its_ranks(ranks, lo):
+    """Marks set in a bitmap and read back in pieces: the distinct ranks, in order, from
+    ``lo`` on (against a sorted set)."""
+    from puzzlespace.explore import segments
+
+    bits = np.zeros(segments.bitmap_bytes(5001), dtype=np.uint8)
+    segments.set_bits(bits, np.array(ranks, dtype=np.int64))
+    step = 7  # pieces smaller than the file's, so that the offsets between them count
+    got = np.concatenate([np.empty(0, dtype=np.int64),
+                          *segments.bitmap_ranks((bits[a:a + step] for a in range(0, len(bits), step)), lo)])
+    assert got.tolist() == [lo + r for r in sorted(set(ranks))]
+
+
+def test_a_bitmap_of_marks_of_the_wrong_size_is_refused(tmp_path):
+    """A bitmap of marks a byte short or a byte long (its checksum made to match, as if
+    written so) is refused in one line, never merged."""
+    import zlib
+
+    p, ck = ps.load_puzzle("jump:7:1,3"), tmp_path / "ck"
+
+    def stop(depth, done, total, states):
+        if depth == 8 and done == 2:
+            raise _Stop
+
+    with pytest.raises(_Stop):
+        explore_segmented(p, segments=3, out_dir=ck, progress=stop, marks="bitmap")
+    manifest = json.loads((ck / "manifest.json").read_text())
+    last = max(f for f in manifest["files"] if f.startswith("bits-7-"))
+    saved = {f: f.read_bytes() for f in ck.iterdir() if f.is_file()}
+    for raw in (saved[ck / last][:-1], saved[ck / last] + b"\0"):
+        for f, content in saved.items():
+            f.write_bytes(content)
+        (ck / last).write_bytes(raw)
+        files = dict(manifest["files"], **{last: f"crc32:{zlib.crc32(raw):08x}"})
+        checkpoint.write_manifest(ck, dict({k: v for k, v in manifest.items() if k != "checksum"}, files=files))
+        r = CliRunner().invoke(app, ["explore", "jump:7:1,3", "--out", str(ck), "--resume"])
+        assert r.exit_code == 2 and len(r.stderr.splitlines()) == 1 and "corrupt" in r.stderr, r.output
+
+
+def test_a_bitmap_of_marks_counts_in_the_memory_and_the_disk_needed(tmp_path, monkeypatch):
+    """With --marks bitmap the bit a state it holds is counted: more segments for the same
+    --max-memory; and the disk must hold two passes' bitmaps beside the tables."""
+    from puzzlespace import resources
+    from puzzlespace.explore import engine, segments
+
+    for module in (resources, engine, segments):
+        monkeypatch.setattr(module, "current_rss", lambda: 50 << 20)
+    big = ps.load_puzzle("jump:12").state_index()  # a 1.5 GiB table, a 0.7 GiB bitmap
+    assert segments.segments_to_fit(big, 2, 1, 1 << 30) == 2
+    assert segments.segments_to_fit(big, 2, 1, 1 << 30, "bitmap") == 8
+    tables = 2 * segments.table_bytes(big.size)
+    monkeypatch.setattr(segments, "free_disk", lambda path: tables + 4 * segments.SENT_BUFFER * 8 + 1)
+    segments._check_disk(tmp_path, big.size, 1, "packed")
+    with pytest.raises(PuzzleError, match="the segment files need about"):
+        segments._check_disk(tmp_path, big.size, 1, "bitmap")
+    r = CliRunner().invoke(app, ["explore", "jump:9", "--workers", "2", "--marks", "bitmap"])
+    assert r.exit_code == 2 and "--marks bitmap is for a run by segments in one process" in r.stderr, r.output
