@@ -266,7 +266,7 @@ def test_out_of_core_passes_write_only_the_blocks_they_changed(tmp_path, monkeyp
     from puzzlespace.explore import segments
 
     written = {"blocks": 0, "whole": 0}
-    real_blocks, real_tofile = segments.write_blocks, np.ndarray.tofile
+    real_blocks = segments.write_blocks
 
     def blocks(f, table, dirty):
         n = real_blocks(f, table, dirty)
@@ -378,3 +378,31 @@ def test_a_bitmap_of_marks_counts_in_the_memory_and_the_disk_needed(tmp_path, mo
         segments._check_disk(tmp_path, big.size, 1, "bitmap")
     r = CliRunner().invoke(app, ["explore", "jump:9", "--workers", "2", "--marks", "bitmap"])
     assert r.exit_code == 2 and "--marks bitmap is for a run by segments in one process" in r.stderr, r.output
+
+
+@pytest.mark.parametrize("marks", MARKS)
+def test_a_disk_filling_under_the_segment_files_is_one_line_and_resumes(tmp_path, monkeypatch, marks):
+    """The disk full as a pass writes its marks: one line that names the intact
+    checkpoint (and, for packed marks, the bitmap that bounds them); --resume finishes."""
+    import errno
+
+    from puzzlespace.explore import segments
+
+    calls = [0]
+    real = segments.write_block if marks == "packed" else segments.write_blocks
+
+    def full(*args):
+        calls[0] += 1
+        if calls[0] > 12:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(*args)
+
+    monkeypatch.setattr(segments, "write_block" if marks == "packed" else "write_blocks", full)
+    out = tmp_path / "ck"
+    cmd = ["explore", "flip:5x5", "--segments", "3", "--out", str(out), "--json", "--marks", marks]
+    r = CliRunner().invoke(app, cmd)
+    assert r.exit_code == 2 and len(r.stderr.splitlines()) == 1 and "No space left" in r.stderr, r.output
+    assert "is intact" in r.stderr and ("--marks bitmap" in r.stderr) == (marks == "packed")
+    monkeypatch.undo()
+    r = CliRunner().invoke(app, cmd + ["--resume"])
+    assert r.exit_code == 0 and json.loads(r.stdout)["depth_counts"] == reference("flip:5x5").depth_counts, r.output

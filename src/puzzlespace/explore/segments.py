@@ -34,6 +34,7 @@ and its own SHA-256; ``resume`` continues from it and checks each file as it rea
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import time
@@ -84,15 +85,19 @@ def _check_disk(out: Path, size: int, tables: int, marks: str) -> None:
 
 
 @contextmanager
-def file_errors(out: Path | None, depth: Callable[[], int]):
+def file_errors(out: Path | None, depth: Callable[[], int], marks: str = "packed"):
     """An I/O error on the segment files (a full disk, a file gone) ends the run with one
-    line saying which layer's checkpoint is intact."""
+    line saying which layer's checkpoint is intact (and, for a full disk with the
+    ``marks`` packed, that a bitmap of them takes at most a bit per state)."""
     try:
         yield
     except OSError as exc:
         last = depth() - 1
-        then = (f"the checkpoint of layer {last} is intact: free space and continue with --resume" if last >= 0
-                else "free space and run it again")
+        room = "free space"
+        if exc.errno == errno.ENOSPC and marks == "packed":
+            room = "free space (or bound the marks between segments by a bit per state: --marks bitmap)"
+        then = (f"the checkpoint of layer {last} is intact: {room} and continue with --resume" if last >= 0
+                else f"{room} and run it again")
         raise PuzzleError(f"could not read or write the segment files in {str(out)!r} ({exc.strerror or exc}); "
                           f"{then}") from None
 
@@ -499,7 +504,7 @@ def explore_segmented(
     buffers = new_buffers(index, threads)
     starts = np.array([s.lo for s in segs[1:]], dtype=np.int64)
     with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="puzzlespace-segments") as pool, \
-            file_errors(out, lambda: depth):
+            file_errors(out, lambda: depth, marks):
         while True:
             store.begin(depth)
             layer, found, found_total = 0, [], 0
