@@ -168,9 +168,12 @@ def test_cluster_checkpoints_are_the_segments_engines(client, tmp_path, name):
 
 
 @pytest.mark.parametrize("marks", ["packed", "bitmap"])
-def test_a_segments_checkpoint_resumes_on_the_cluster(client, tmp_path, marks):
+def test_a_segments_checkpoint_resumes_on_the_cluster(client, tmp_path, monkeypatch, marks):
     """Stopped after layer 12 by the one-process engine (its marks packed or a bitmap),
     finished on three workers."""
+    from puzzlespace.explore.segments import BitmapStore
+
+    monkeypatch.setattr(BitmapStore, "packed_share", 0)
     ref = reference("3x3")
 
     def stop(depth, done, total, states):

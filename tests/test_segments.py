@@ -16,7 +16,7 @@ from puzzlespace.errors import PuzzleError
 from puzzlespace.explore import checkpoint
 from puzzlespace.explore.engine import explore
 from puzzlespace.explore.packing import pack_marks, write_block
-from puzzlespace.explore.segments import MARKS, explore_segmented
+from puzzlespace.explore.segments import BitmapStore, explore_segmented
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 PUZZLES = ["2x2", "3x2", "4x2", "5x2", "3x3", "jump:9", "jump:7:1,3", "flip:5x5", "flip:4x3",
@@ -30,6 +30,17 @@ def reference(name: str):
     return _REFERENCE[name]
 
 
+#: The ways of keeping marks tested: packed, a bitmap after the packed share, a bitmap at once.
+MARKS = ["packed", "bitmap", "bitmap at once"]
+
+
+def marks_kept(monkeypatch, marks: str) -> str:
+    """The ``marks`` argument for a way of :data:`MARKS` (a bitmap at once: no packed share)."""
+    if marks == "bitmap at once":
+        monkeypatch.setattr(BitmapStore, "packed_share", 0)
+    return marks.split()[0]
+
+
 def assert_same(result, ref) -> None:
     assert result.depth_counts == ref.depth_counts and result.max_depth == ref.max_depth
     assert result.antipode_count == ref.antipode_count and result.antipodes == ref.antipodes
@@ -40,20 +51,20 @@ def assert_same(result, ref) -> None:
 @pytest.mark.parametrize("name", PUZZLES, ids=lambda n: n.rsplit("/", 1)[-1])
 @pytest.mark.parametrize("segments", [1, 2, 3, 7])
 @pytest.mark.parametrize("marks", MARKS)
-def test_segments_in_memory_match_the_engine(name, segments, marks):
+def test_segments_in_memory_match_the_engine(monkeypatch, name, segments, marks):
     p = ps.load_puzzle(name)
-    assert_same(explore_segmented(p, segments=segments, threads=2, keep_table=True, antipode_limit=20, marks=marks),
-                reference(name))
+    assert_same(explore_segmented(p, segments=segments, threads=2, keep_table=True, antipode_limit=20,
+                                  marks=marks_kept(monkeypatch, marks)), reference(name))
 
 
 @pytest.mark.parametrize("name", ["3x3", "jump:9", "flip:5x5", f"graph:{EXAMPLES / 'petersen.toml'}"],
                          ids=lambda n: n.rsplit("/", 1)[-1])
 @pytest.mark.parametrize("segments,threads", [(2, 1), (3, 2), (7, 3)])
 @pytest.mark.parametrize("marks", MARKS)
-def test_segments_in_files_match_the_engine(tmp_path, name, segments, threads, marks):
+def test_segments_in_files_match_the_engine(tmp_path, monkeypatch, name, segments, threads, marks):
     p = ps.load_puzzle(name)
     result = explore_segmented(p, segments=segments, threads=threads, out_dir=tmp_path, keep_table=True,
-                               antipode_limit=20, marks=marks)
+                               antipode_limit=20, marks=marks_kept(monkeypatch, marks))
     assert_same(result, reference(name))
     manifest = json.loads((tmp_path / "manifest.json").read_text())
     assert manifest["depth"] == result.max_depth and sorted(manifest["files"]) == sorted(
@@ -67,10 +78,11 @@ class _Stop(Exception):
 @pytest.mark.parametrize("stop_at", [0, 5, 17, 30])
 @pytest.mark.parametrize("before,after", [("packed", "packed"), ("bitmap", "bitmap"), ("packed", "bitmap"),
                                           ("bitmap", "packed")])
-def test_an_interrupted_run_resumes_to_the_same_result(tmp_path, stop_at, before, after):
+def test_an_interrupted_run_resumes_to_the_same_result(tmp_path, monkeypatch, stop_at, before, after):
     """Stopped in the middle of a pass (after some of its segments): the checkpoint of the
     last complete pass resumes to the engine's result, with its marks kept either way."""
     p = ps.load_puzzle("3x3")
+    monkeypatch.setattr(BitmapStore, "packed_share", 0.01)  # both kinds of files in some passes
 
     def stop(depth, done, total, states):
         if depth == stop_at and done == 2:
@@ -158,7 +170,7 @@ def test_marks_are_grouped_by_segment_in_order(marks, starts):
         assert out[offsets[k]:offsets[k + 1]].tolist() == [m for m in marks.tolist() if edges[k] <= m < edges[k + 1]]
 
 
-@pytest.mark.parametrize("marks", MARKS)
+@pytest.mark.parametrize("marks", ["packed", "bitmap"])
 def test_a_killed_out_of_core_run_resumes(tmp_path, marks):
     """SIGKILL in the middle of an out-of-core run: the same command with --resume ends
     with the engine's counts."""
@@ -214,10 +226,11 @@ def test_damaged_missing_and_stray_segment_files_are_one_line(tmp_path):
 
 
 @pytest.mark.parametrize("marks,kind", [("packed", "sent"), ("bitmap", "bits")])
-def test_bit_flips_in_a_file_of_marks_are_refused_or_harmless(tmp_path, marks, kind):
+def test_bit_flips_in_a_file_of_marks_are_refused_or_harmless(tmp_path, monkeypatch, marks, kind):
     """Every bit of a file of marks (packed or a bitmap) flipped in turn (a sample of its
     bytes): the resumed run refuses it in one line, or ends with the right counts."""
     p, ck = ps.load_puzzle("3x3"), tmp_path / "ck"
+    monkeypatch.setattr(BitmapStore, "packed_share", 0)
 
     def stop(depth, done, total, states):
         if depth == 12 and done == 2:
@@ -334,10 +347,12 @@ def test_a_bitmap_of_marks_gives_back_its_ranks(ranks, lo):
     assert got.tolist() == [lo + r for r in sorted(set(ranks))]
 
 
-def test_a_bitmap_of_marks_of_the_wrong_size_is_refused(tmp_path):
+def test_a_bitmap_of_marks_of_the_wrong_size_is_refused(tmp_path, monkeypatch):
     """A bitmap of marks a byte short or a byte long (its checksum made to match, as if
     written so) is refused in one line, never merged."""
     import zlib
+
+    monkeypatch.setattr(BitmapStore, "packed_share", 0)
 
     p, ck = ps.load_puzzle("jump:7:1,3"), tmp_path / "ck"
 
@@ -388,6 +403,8 @@ def test_a_disk_filling_under_the_segment_files_is_one_line_and_resumes(tmp_path
 
     from puzzlespace.explore import segments
 
+    marks = marks_kept(monkeypatch, marks)
+
     calls = [0]
     real = segments.write_block if marks == "packed" else segments.write_blocks
 
@@ -406,3 +423,22 @@ def test_a_disk_filling_under_the_segment_files_is_one_line_and_resumes(tmp_path
     monkeypatch.undo()
     r = CliRunner().invoke(app, cmd + ["--resume"])
     assert r.exit_code == 0 and json.loads(r.stdout)["depth_counts"] == reference("flip:5x5").depth_counts, r.output
+
+
+def test_a_pass_with_few_marks_sends_them_packed_and_switches_to_the_bitmap_past_its_share(tmp_path, monkeypatch):
+    """With --marks bitmap, the passes of few marks write packed files only; the others
+    a bitmap (and the packed marks sent before the switch): the same result."""
+    written = []
+    real = checkpoint.write_manifest
+
+    def noted(out, manifest):
+        written.append(sorted(manifest["files"]))
+        real(out, manifest)
+
+    monkeypatch.setattr(checkpoint, "write_manifest", noted)
+    monkeypatch.setattr(BitmapStore, "packed_share", 0.02)
+    result = explore_segmented(ps.load_puzzle("flip:5x5"), segments=3, out_dir=tmp_path, keep_table=True,
+                               antipode_limit=20, marks="bitmap")
+    assert_same(result, reference("flip:5x5"))
+    kinds = [{f.split("-")[0] for f in files} & {"sent", "bits"} for files in written]
+    assert {"sent"} in kinds and {"sent", "bits"} in kinds, kinds

@@ -75,9 +75,9 @@ def bitmap_bytes(size: int) -> int:
 
 def _check_disk(out: Path, size: int, tables: int, marks: str) -> None:
     """Refuse a run whose segment files (two copies of each table, and room for the marks
-    in flight, or for two passes' bitmaps) would not fit the disk of ``out``; files there
-    already count as free."""
-    need = 2 * tables * table_bytes(size) + (4 * SENT_BUFFER * 8 if marks == "packed" else 2 * bitmap_bytes(size))
+    in flight, or for two passes' bitmaps and the marks they sent packed first) would not
+    fit the disk of ``out``; files there already count as free."""
+    need = 2 * tables * table_bytes(size) + (4 * SENT_BUFFER * 8 if marks == "packed" else 3 * bitmap_bytes(size))
     free = free_disk(out) + (sum(f.stat().st_size for f in out.glob("*.bin")) if out.is_dir() else 0)
     if need > free:
         raise PuzzleError(f"the segment files need about {human(need)} of disk in {str(out)!r} but only {human(free)} "
@@ -318,28 +318,41 @@ class SegmentStore:
 
 
 class BitmapStore(SegmentStore):
-    """A :class:`SegmentStore` that keeps the marks a pass sends to other segments as a
-    bit per rank of the puzzle (``size / 8`` bytes in memory, allocated untouched, so
-    only the pages of the segments that receive marks become resident) instead of lists
-    of ranks: a state costs its bit however many moves reach it, so a pass writes at most
-    a bit per state, at its end (``bits-<d>-<k>.bin``: segment ``k``'s part, with holes
-    where it has no mark). For puzzles where many moves cross segments, whose packed
-    marks would outgrow the disk."""
+    """A :class:`SegmentStore` that, once a pass has sent more marks to other segments
+    than ``packed_share`` of a bitmap's bytes (packed, as :class:`SegmentStore` sends
+    them), keeps the rest of the pass's marks as a bit per rank of the puzzle
+    (``size / 8`` bytes in memory, allocated untouched, so only the pages that receive
+    marks become resident): a state costs its bit however many moves reach it, so a
+    pass writes at most a bit per state (and the packed marks before the switch), at its
+    end (``bits-<d>-<k>.bin``: segment ``k``'s part, with holes where it has no mark).
+    For puzzles where many moves cross segments, whose packed marks would outgrow the
+    disk; a pass with few marks costs what it costs packed."""
+
+    #: Marks a pass sends packed before it switches to the bitmap, as a share of the
+    #: bitmap's bytes (a packed mark takes a byte or more).
+    packed_share = 0.25
 
     def __init__(self, out_dir: Path | None, keep_table: bool, size: int):
         super().__init__(out_dir, keep_table)
         self.size = size
-        self.bits: np.ndarray | None = None  # this pass's marks
+        self.marked = 0  # marks sent to other segments in this pass
+        self.bits: np.ndarray | None = None  # this pass's marks after the switch
         self.bits_in: np.ndarray | None = None  # the last pass's, without files
 
     def send_others(self, marks: np.ndarray, starts: np.ndarray) -> None:
+        self.marked += len(marks)
+        if self.bits is None and self.marked <= self.packed_share * bitmap_bytes(self.size):
+            super().send_others(marks, starts)
+            return
         if self.bits is None:
             self.bits = np.zeros(bitmap_bytes(self.size), dtype=np.uint8)
         set_bits(self.bits, marks)
 
     def flush(self, everything: bool = False) -> None:
-        """At the pass's end (``everything``), with files: write each segment's part of the
-        bitmap that holds a mark, then let the bitmap go."""
+        """Deliver the packed marks (see :meth:`SegmentStore.flush`); at the pass's end
+        (``everything``), with files, also write each segment's part of the bitmap that
+        holds a mark, then let the bitmap go."""
+        super().flush(everything)
         if not everything or self.dir is None or self.bits is None:
             return
         for s in self.segments:
@@ -355,7 +368,7 @@ class BitmapStore(SegmentStore):
 
     def begin(self, depth: int) -> None:
         super().begin(depth)
-        self.bits_in, self.bits = self.bits, None
+        self.bits_in, self.bits, self.marked = self.bits, None, 0
 
     def received(self, s: Segment, depth: int) -> Iterator[np.ndarray]:
         yield from super().received(s, depth)
