@@ -385,7 +385,7 @@ def test_a_bitmap_of_marks_counts_in_the_memory_and_the_disk_needed(tmp_path, mo
         monkeypatch.setattr(module, "current_rss", lambda: 50 << 20)
     big = ps.load_puzzle("jump:12").state_index()  # a 1.5 GiB table, a 0.7 GiB bitmap
     assert segments.segments_to_fit(big, 2, 1, 1 << 30) == 2
-    assert segments.segments_to_fit(big, 2, 1, 1 << 30, "bitmap") == 8
+    assert segments.segments_to_fit(big, 2, 1, 1 << 30, "bitmap") >= 8  # 2 without the bitmap counted
     tables = 2 * segments.table_bytes(big.size)
     monkeypatch.setattr(segments, "free_disk", lambda path: tables + 4 * segments.SENT_BUFFER * 8 + 1)
     segments._check_disk(tmp_path, big.size, 1, "packed")

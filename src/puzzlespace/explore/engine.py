@@ -210,6 +210,15 @@ def kernel_of(space: FrontierSpace) -> tuple:
     return space.kernel, space.kernel_data, max(space.max_degree, 1)
 
 
+def load_walk(space: FrontierSpace) -> None:
+    """Load the walk of ``space``'s kernel (compile it, or read it from numba's cache) by
+    walking an empty range, so that memory measured after it counts the code a run
+    loads."""
+    marks, ranks = buffer_sizes(space)
+    _expand(kernel_of(space), new_table(64), 0, 0, layer_value(0), new_blocks(64) + 1,
+            np.empty(marks, dtype=np.int64), np.empty(ranks, dtype=np.int64))
+
+
 def _expand(kernel: tuple, table, lo, hi, value, blocks, out, ranks, base: int = 0) -> tuple[int, int]:
     """:func:`expand_span` with the marks left in ``out[1:count + 1]``."""
     function, data, degree = kernel

@@ -55,7 +55,8 @@ from ..contracts import PuzzleRules as Puzzle
 from ..errors import PuzzleError
 from ..resources import current_rss, free_disk, human, peak_rss
 from . import checkpoint
-from .engine import ExploreResult, buffer_sizes, chunk_spans, expand_chunks, kernel_of, new_buffers, refuse_other_checkpoint
+from .engine import (ExploreResult, buffer_sizes, chunk_spans, expand_chunks, kernel_of, load_walk, new_buffers,
+                     refuse_other_checkpoint)
 from .packing import pack_marks, read_blocks, unpack_marks, write_block
 
 FORMAT = "puzzlespace-segments/2"
@@ -105,10 +106,11 @@ def file_errors(out: Path | None, depth: Callable[[], int], marks: str = "packed
 def segments_to_fit(index, threads: int, tables: int, max_memory: int, marks: str = "packed") -> int:
     """The fewest segments with which a run keeps this process within ``max_memory`` bytes
     (the program itself counted): one segment's ``tables`` 2-bit tables, the mark
-    buffers and the marks in flight (``packed``), or the pass's bitmap (``bitmap``: see
-    :data:`MARKS`). Raises PuzzleError when no number of segments fits."""
+    buffers and the marks in flight, and with ``bitmap`` marks (see :data:`MARKS`) the
+    pass's bitmap. Raises PuzzleError when no number of segments fits."""
+    load_walk(index)  # its code counted in the program's memory below
     buffered, ranks = buffer_sizes(index)
-    in_flight = 3 * SENT_BUFFER * 8 if marks == "packed" else bitmap_bytes(index.size)
+    in_flight = 3 * SENT_BUFFER * 8 + (bitmap_bytes(index.size) if marks == "bitmap" else 0)
     fixed = current_rss() + 2 * threads * (buffered + ranks) * 8 + in_flight + (32 << 20)
     table = table_bytes(index.size) * tables
     room = max_memory - fixed
