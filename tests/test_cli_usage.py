@@ -173,7 +173,7 @@ def test_demo_reads_top_down_and_suggests_what_next():
 
 def test_ctrl_c_in_explore_says_what_is_saved_and_how_to_resume(tmp_path):
     out = tmp_path / "ck"
-    cmd = [sys.executable, "-m", "puzzlespace.cli", "explore", "5x2", "--out", str(out), "--json"]
+    cmd = [sys.executable, "-m", "puzzlespace.cli", "explore", "4x3", "--out", str(out), "--json"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 120
     while time.time() < deadline:
@@ -193,14 +193,14 @@ def test_ctrl_c_in_explore_says_what_is_saved_and_how_to_resume(tmp_path):
     assert stderr.count("\n") == 1
     assert stderr.startswith(f"stopped: interrupted; layer {depth} is saved in {str(out)!r}; continue with: ")
     again = stderr.split("continue with: ")[1].strip()
-    assert again == f"puzzlespace explore 5x2 --out {out} --resume --json"  # the same options, and --resume
+    assert again == f"puzzlespace explore 4x3 --out {out} --resume --json"  # the same options, and --resume
     assert not [f for f in out.iterdir() if f.name.endswith(".tmp")]
     resumed = subprocess.run([sys.executable, "-m", "puzzlespace.cli", *shlex.split(again)[1:]], capture_output=True,
                              text=True, check=True)
     from puzzlespace import load_puzzle
     from puzzlespace.explore.engine import explore
 
-    assert json.loads(resumed.stdout)["depth_counts"] == explore(load_puzzle("5x2")).depth_counts
+    assert json.loads(resumed.stdout)["depth_counts"] == explore(load_puzzle("4x3")).depth_counts
 
 
 def test_cache_dir_holds_for_its_command_only(tmp_path):
