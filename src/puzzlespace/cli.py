@@ -443,8 +443,9 @@ def _tablebase(path: Path, puzzle: Puzzle):
                    "(chosen by itself when the table does not fit --max-memory; --resume keeps the checkpoint's)")
 @click.option("--marks", type=click.Choice(["packed", "bitmap"]), default="packed", show_default=True,
               help="how a pass by segments keeps the marks it sends to other segments: packed lists of ranks, "
-                   "written as they come, or a bit per state of the puzzle in memory, at most a bit per state "
-                   "written a pass (for puzzles where many moves cross segments, such as flip boards)")
+                   "written as they come, or, past a quarter of a bitmap's bytes, a bit per state of the puzzle in "
+                   "memory, at most a bit per state written a pass (for puzzles where many moves cross segments, "
+                   "such as flip boards)")
 @click.option("--workers", type=Count(1), metavar="N",
               help="explore on a Dask cluster of N worker processes on this machine (--threads each, "
                    "--max-memory shared out); needs the cluster extra: pip install 'puzzlespace[cluster]'")
