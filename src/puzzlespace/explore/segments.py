@@ -358,7 +358,7 @@ class BitmapStore(SegmentStore):
         if not everything or self.dir is None or self.bits is None:
             return
         for s in self.segments:
-            part = self.bits[s.lo // 8:s.lo // 8 + bitmap_bytes(s.hi - s.lo)]
+            part = _part(self.bits, s)
             if not part.any():
                 continue
             name = f"bits-{self.depth}-{s.k}.bin"
@@ -375,15 +375,18 @@ class BitmapStore(SegmentStore):
     def received(self, s: Segment, depth: int) -> Iterator[np.ndarray]:
         yield from super().received(s, depth)
         if self.bits_in is not None:
-            part = self.bits_in[s.lo // 8:s.lo // 8 + bitmap_bytes(s.hi - s.lo)]
+            part = _part(self.bits_in, s)
             yield from bitmap_ranks((part[at:at + BITMAP_RUN] for at in range(0, len(part), BITMAP_RUN)), s.lo)
 
     def untouched(self, k: int, depth: int) -> bool:
-        if self.bits_in is not None:
-            s = self.segments[k]
-            if self.bits_in[s.lo // 8:s.lo // 8 + bitmap_bytes(s.hi - s.lo)].any():
-                return False
+        if self.bits_in is not None and _part(self.bits_in, self.segments[k]).any():
+            return False
         return super().untouched(k, depth)
+
+
+def _part(bits: np.ndarray, s: Segment) -> np.ndarray:
+    """Segment ``s``'s bytes of a bitmap of every rank (segments start at multiples of 8)."""
+    return bits[s.lo // 8:s.lo // 8 + bitmap_bytes(s.hi - s.lo)]
 
 
 #: Bytes of a bitmap of marks read or written at a time (the holes of its files are
