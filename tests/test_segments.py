@@ -442,3 +442,43 @@ def test_a_pass_with_few_marks_sends_them_packed_and_switches_to_the_bitmap_past
     assert_same(result, reference("flip:5x5"))
     kinds = [{f.split("-")[0] for f in files} & {"sent", "bits"} for files in written]
     assert {"sent"} in kinds and {"sent", "bits"} in kinds, kinds
+
+
+_NO_CODE_AFTER_PLAN = """
+import sys, tempfile
+from pathlib import Path
+import numba
+import puzzlespace as ps
+from puzzlespace import bits
+from puzzlespace.explore import engine, packing, segments
+
+def compiled():
+    modules = (bits, engine, packing, segments)
+    return {(m.__name__, name, str(sig)) for m in modules for name, f in vars(m).items()
+            if isinstance(f, numba.core.registry.CPUDispatcher) and f.py_func.__module__ == m.__name__
+            for sig in f.signatures}
+
+puzzle = ps.load_puzzle(sys.argv[1])
+segments.load_code(puzzle.state_index())
+before = compiled()
+with tempfile.TemporaryDirectory() as d:
+    segments.BitmapStore.packed_share = float(sys.argv[3])
+    segments.explore_segmented(puzzle, segments=3, threads=2, out_dir=Path(d), keep_table=True, marks=sys.argv[2],
+                               antipode_limit=5)
+print(sorted(compiled() - before))
+"""
+
+
+@pytest.mark.parametrize("name, marks, share", [("3x3", "packed", 0.25), ("flip:4x3", "bitmap", 0.0),
+                                                ("jump:7:1,3", "bitmap", 0.25)])
+def test_the_memory_plan_loads_all_the_code_a_pass_runs(name, marks, share):
+    """A run by segments measures the program's memory after :func:`load_code`: a whole
+    run (marks sent packed and as bitmaps, written, read back and merged, layers closed,
+    stepped and copied to a tablebase) loads no compiled code after it."""
+    import subprocess
+    import sys
+
+    run = subprocess.run([sys.executable, "-c", _NO_CODE_AFTER_PLAN, name, marks, str(share)],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "[]", run.stdout

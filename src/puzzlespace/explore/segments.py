@@ -105,10 +105,11 @@ def file_errors(out: Path | None, depth: Callable[[], int], marks: str = "packed
 
 def segments_to_fit(index, threads: int, tables: int, max_memory: int, marks: str = "packed") -> int:
     """The fewest segments with which a run keeps this process within ``max_memory`` bytes
-    (the program itself counted): one segment's ``tables`` 2-bit tables, the mark
-    buffers and the marks in flight, and with ``bitmap`` marks (see :data:`MARKS`) the
-    pass's bitmap. Raises PuzzleError when no number of segments fits."""
-    load_walk(index)  # its code counted in the program's memory below
+    (the program itself counted, with all the code a pass runs loaded, and 32 MiB for
+    what the allocator keeps): one segment's ``tables`` 2-bit tables, the mark buffers
+    and the marks in flight, and with ``bitmap`` marks (see :data:`MARKS`) the pass's
+    bitmap. Raises PuzzleError when no number of segments fits."""
+    load_code(index)  # counted in the program's memory below
     buffered, ranks = buffer_sizes(index)
     in_flight = 3 * SENT_BUFFER * 8 + (bitmap_bytes(index.size) if marks == "bitmap" else 0)
     fixed = current_rss() + 2 * threads * (buffered + ranks) * 8 + in_flight + (32 << 20)
@@ -119,6 +120,26 @@ def segments_to_fit(index, threads: int, tables: int, max_memory: int, marks: st
         raise PuzzleError(f"exploring in segments needs more than --max-memory {human(max_memory)} (the program and "
                           f"its buffers take about {human(fixed)}); raise it")
     return max(1, -(-table // room))
+
+
+def load_code(index) -> None:
+    """Load the compiled code a pass runs (the walk; merging, routing, packing and bitmaps
+    of marks; closing, stepping and copying a layer), compiled or read from numba's
+    cache, by running each on empty inputs, so that memory measured after it counts it."""
+    load_walk(index)
+    table, blocks, none = new_table(64), new_blocks(64), np.empty(0, dtype=np.int64)
+    set2(table, 0, layer_value(0))
+    merge_marks(table, none, 0, 1, blocks)
+    merge_inside(table, none, 0, 64, 1, blocks, none)
+    partition_marks(none, none, none, np.zeros(1, dtype=np.int64))
+    unpack_marks(pack_marks(none))
+    set_bits(np.empty(0, dtype=np.uint8), none)
+    ranks_of_bits(np.empty(0, dtype=np.uint8), 0, none)
+    close_layer(table, 0, 64, 1, blocks)
+    if index.rank_steps is not None:
+        close_and_step(table, 0, 64, 1, blocks, 2, blocks, *index.rank_steps, True)
+    copy_layer(table, 0, 64, 1, new_table(64), 0)
+    first_in_layer(table, 0, 64, 1, blocks, none)
 
 
 @dataclass
