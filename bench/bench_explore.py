@@ -525,7 +525,7 @@ def _main(args, csv_path: Path, log_path: Path, k4: int, samples: int, base3_run
           f"{'' if args.live else ' taken at start'}, digest {digest}"
           + ("" if args.live else f" ({measured.parent})"))
     print(f"  CLI       : {' '.join(cli_executable())}")
-    print(f"  peak RSS  : " + (f"{TIME} -f %M around each child (its maximum RSS)" if Path(TIME).exists()
+    print("  peak RSS  : " + (f"{TIME} -f %M around each child (its maximum RSS)" if Path(TIME).exists()
                                  else "not measured (no /usr/bin/time)"))
     print(f"  mode      : {'--quick (no 4x3/6x2 explore; tiny baseline prefix)' if args.quick else 'full'}")
     print(f"  load avg  : {loadavg()} at start", flush=True)
