@@ -287,14 +287,45 @@ def test_cli_cluster_errors(args, message):
     assert len(result.stderr.strip().splitlines()) == 1
 
 
-def test_cli_refuses_workers_too_small_for_their_segments():
-    """7x2 on 4 workers of 2.95 GB: each would hold 2.7 GB of table, above what Dask lets
-    a worker keep with the process and the marks in flight."""
+def test_cli_refuses_workers_too_small_for_their_segments(tmp_path):
+    """Checked against each worker's own memory limit before any segment is made: 7x2 on
+    4 workers of 2.75 GiB (2.5 GiB of table each, above what Dask lets a worker keep with
+    the process and the marks in flight); 5x3 on 2 workers of this machine's memory
+    without --max-memory (76 GiB each); with --out, one segment at a time, a segment too
+    large for its worker. One line each, no traceback, no directory left behind."""
     t0 = time.monotonic()
     result = run_cli(["explore", "7x2", "--workers", "4", "--max-memory", "11G"])
-    assert result.exit_code == 2 and "each worker would hold 2.5 GiB of segments" in result.stderr
-    assert "--out DIR" in result.stderr and time.monotonic() - t0 < 10
+    assert result.exit_code == 2 and "would hold 2.5 GiB of segments but has room for" in result.stderr
+    assert "--out DIR" in result.stderr and time.monotonic() - t0 < 60
+    errors = [result.stderr]
+    from puzzlespace.resources import available_memory
+
+    if available_memory() < 140 << 30:  # a machine that holds 5x3 in memory would start exploring it
+        result = run_cli(["explore", "5x3", "--workers", "2"])
+        assert result.exit_code == 2 and "would hold 76.1 GiB of segments" in result.stderr, result.output
+        errors.append(result.stderr)
+    out = tmp_path / "ck"
+    result = run_cli(["explore", "4x3", "--workers", "2", "--segments", "1", "--out", str(out), "--max-memory", "400M"])
+    assert result.exit_code == 2 and "a segment's table takes 57.1 MiB but worker" in result.stderr, result.output
+    assert "--segments N" in result.stderr and not out.exists()
+    for stderr in errors + [result.stderr]:  # the cluster's line, then the error's
+        assert [line[:7] for line in stderr.splitlines()] == ["Dask cl", "error: "], stderr
     assert run_cli(["explore", "3x2", "--workers", "2", "--max-memory", "3G", "--json"]).exit_code == 0
+
+
+def test_a_worker_out_of_memory_stops_the_run_with_a_message():
+    """A worker without a memory limit that cannot allocate: a PuzzleError that says so,
+    not the worker's traceback."""
+    from puzzlespace.explore import cluster
+
+    class Failed:
+        status, key = "error", "open-0-abc"
+
+        def exception(self):
+            return MemoryError("Unable to allocate 76.1 GiB for an array")
+
+    with pytest.raises(PuzzleError, match=r"a worker ran out of memory running 'open-0-abc' \(Unable to allocate"):
+        cluster._raise_remote(Failed(), -1, None)
 
 
 def test_cli_names_the_extra_without_dask(monkeypatch):

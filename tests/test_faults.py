@@ -211,7 +211,7 @@ def test_a_disk_filling_during_checkpoints_keeps_the_last_good_one(tmp_path, mon
     r = runner.invoke(app, ["explore", "3x2", "--out", str(out), "--json"])
     assert r.exit_code == 2 and r.stdout == "" and len(r.stderr.splitlines()) == 1, r.output
     assert "could not write the checkpoint" in r.stderr and "No space left" in r.stderr
-    assert not [f for f in out.iterdir() if f.name.endswith(".tmp")]
+    assert not [f for f in out.glob("*") if f.name.endswith(".tmp")]  # no folder at all when nothing was written
     monkeypatch.undo()
     if "is intact" in r.stderr:
         depth = int(re.search(r"the checkpoint of layer (\d+) is intact", r.stderr).group(1))
@@ -337,6 +337,18 @@ def test_bad_output_paths_are_one_line(tmp_path):
                         (["explore", "4x3", "--max-memory", "130M"], "above --max-memory")):
         r = runner.invoke(app, args)
         assert r.exit_code == 2 and len(r.stderr.splitlines()) == 1 and words in r.stderr, (args, r.output)
+
+
+def test_a_refused_run_leaves_no_checkpoint_folder(tmp_path):
+    """The folder made for --out (and its lock) goes when the run writes nothing in it;
+    one that was there stays."""
+    new = tmp_path / "new" / "ck"
+    for args in (["--resume"], ["--max-memory", "130M"]):
+        r = runner.invoke(app, ["explore", "4x3", "--out", str(new), *args])
+        assert r.exit_code == 2 and not new.exists(), r.output
+    new.mkdir()
+    assert runner.invoke(app, ["explore", "4x3", "--out", str(new), "--resume"]).exit_code == 2
+    assert new.is_dir() and [p.name for p in new.iterdir()] == [".lock"]
 
 
 def test_a_fresh_run_does_not_replace_another_runs_checkpoint(tmp_path):

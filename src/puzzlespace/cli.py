@@ -600,8 +600,6 @@ def _explore_on_cluster(p: Puzzle, workers: Optional[int], scheduler: Optional[s
         raise PuzzleError(f"the checkpoint in {str(out_dir)!r} was made without segments: resume it without "
                           "--workers or --scheduler")
     if workers is not None:
-        if limit and out_dir is None:
-            cluster.check_worker_memory(p.state_index(), workers, segments, 2 if tablebase else 1, limit // workers)
         each = max(1, (os.cpu_count() or 1) // workers) if threads is None else threads
         connect = cluster.local_cluster(workers, each, limit // workers if limit else None)
     else:

@@ -105,10 +105,12 @@ def locked(target: Path, what: str, wait: bool = False, directory: bool = False)
 
     The lock is an advisory ``flock`` on a hidden lock file beside the target (inside it,
     for a directory), released when the block ends or the process dies. Without ``wait``
-    a second writer gets a PuzzleError at once; with it, it waits its turn.
+    a second writer gets a PuzzleError at once; with it, it waits its turn. A folder made
+    for the lock that the block leaves empty is removed (a refused run leaves nothing).
     """
     target = Path(target)
     lock = target / ".lock" if directory else target.parent / f".{target.name}.lock"
+    made = directory and not target.exists()
     try:
         lock.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
@@ -122,7 +124,20 @@ def locked(target: Path, what: str, wait: bool = False, directory: bool = False)
                               "finish or choose another path") from None
         yield
     finally:
+        if made:
+            _remove_if_empty(target, lock)
         os.close(fd)
+
+
+def _remove_if_empty(folder: Path, lock: Path) -> None:
+    """Remove ``folder`` if it holds nothing but ``lock`` (while the lock is held, so that
+    no writer of ours is inside); a folder that cannot be removed simply stays."""
+    try:
+        if [p.name for p in folder.iterdir()] == [lock.name]:
+            lock.unlink()
+            folder.rmdir()
+    except OSError:
+        pass
 
 
 @contextmanager

@@ -103,18 +103,33 @@ def local_cluster(workers: int, threads: int = 1, memory_limit: int | None = Non
 WORKER_OVERHEAD = 360_000_000
 
 
-def check_worker_memory(index, workers: int, segments: int | None, tables: int, memory_limit: int) -> None:
+def check_worker_memory(segs: Sequence[Segment], owners: Sequence[str], limits: dict[str, int], tables: int,
+                        in_files: bool) -> None:
     """Refuse a run whose workers would hold more than Dask lets them (it stops a worker at
-    95% of its limit): each holds its share of the segments' ``tables`` 2-bit tables in
-    memory, plus :data:`WORKER_OVERHEAD` (an estimate: the marks in flight grow with the
-    largest layer)."""
-    count = segments or workers
-    held = -(-count // workers) * table_bytes(index.size) * tables // count
-    room = int(0.95 * memory_limit) - WORKER_OVERHEAD
-    if held > room:
-        raise PuzzleError(f"each worker would hold {human(held)} of segments but has room for {human(max(room, 0))} "
-                          f"within {human(memory_limit)}; use more workers, raise --max-memory, or give --out DIR "
-                          "(the segments in files, one in memory at a time)")
+    95% of its memory limit, ``limits[address]``; 0 or absent: no limit): each holds the
+    ``tables`` 2-bit tables of the segments it owns (``owners[k]`` segment ``k``'s), or
+    ``in_files`` of its largest one (one in memory at a time), plus
+    :data:`WORKER_OVERHEAD` (an estimate: the marks in flight grow with the largest
+    layer)."""
+    held: dict[str, list[int]] = {}
+    for s in segs:
+        held.setdefault(owners[s.k], []).append(table_bytes(s.hi - s.lo) * tables)
+    for worker, sizes in held.items():
+        limit = limits.get(worker) or 0
+        need, room = max(sizes) if in_files else sum(sizes), int(0.95 * limit) - WORKER_OVERHEAD
+        if limit and need > room:
+            room_text = f"room for {human(max(room, 0))} within its memory limit of {human(limit)}"
+            if in_files:
+                raise PuzzleError(f"a segment's table takes {human(need)} but worker {worker} has {room_text}; "
+                                  "use more segments (--segments N), or workers with more memory")
+            raise PuzzleError(f"worker {worker} would hold {human(need)} of segments but has {room_text}; use more "
+                              "workers, raise --max-memory, or give --out DIR (the segments in files, one in memory "
+                              "at a time)")
+
+
+def memory_limits(client) -> dict[str, int]:
+    """Each worker's memory limit in bytes (0: none), by address."""
+    return {address: w.get("memory_limit") or 0 for address, w in client.scheduler_info()["workers"].items()}
 
 
 @contextmanager
@@ -176,6 +191,7 @@ def explore_distributed(
     store = SegmentStore(out, keep_table)
     segs, identity, (depth, counts, before) = prepare(puzzle, index, segments or len(owners), out, resume, store, force)
     run = _Run(client, uuid.uuid4().hex, [owners[s.k % len(owners)] for s in segs], out)
+    check_worker_memory(segs, run.owners, memory_limits(client), 2 if keep_table else 1, out is not None)
     try:
         with file_errors(out, lambda: depth):
             run.open(puzzle, segs, keep_table, store if resume else None, depth)
@@ -452,6 +468,9 @@ def _raise_remote(future, depth: int, out: Path | None) -> None:
     exc = future.exception()
     if isinstance(exc, _distributed().KilledWorker):
         raise WorkerLost(f"a worker died running {future.key!r}; {_lost_message([], depth, out)}") from None
+    if isinstance(exc, MemoryError):
+        raise PuzzleError(f"a worker ran out of memory running {future.key!r} ({exc}); use more workers or "
+                          f"segments, or workers with more memory; {_lost_message([], depth, out)}") from None
     raise exc
 
 
@@ -671,5 +690,5 @@ def describe_workers(client) -> str:
     """The cluster in a line: workers, threads, memory."""
     workers = client.scheduler_info()["workers"].values()
     threads = sum(w["nthreads"] for w in workers)
-    memory = sum(w.get("memory_limit") or 0 for w in workers)
+    memory = sum(memory_limits(client).values())
     return f"{len(workers)} workers, {threads} threads, {human(memory)} of memory"
