@@ -14,7 +14,8 @@ Cases (default: all): ``4x3``, ``6x2``, ``flip:5x5`` (``explore PUZZLE --threads
 in files under the version's cache folder), ``flip:6x6-segments`` (``--segments 6``: a
 quarter of its moves cross segments), ``4x3-workers`` and ``6x2-workers`` (on a
 local Dask cluster of two workers of one thread each; the engine time leaves out the
-cluster's start) and
+cluster's start), ``3x3-workers-32-segments`` and ``6x2-workers-16-segments`` (the same
+with many segments a worker, the latter in files) and
 ``pdb-6-6-3`` (``pdb build 4x4 --heuristic pdb:6-6-3 --rebuild`` into a fresh cache
 folder), ``korf100`` (``batch`` of Korf's 100 with the default databases, built in the
 warm-up) and ``jump:8-batch`` (``batch`` of ``bench/data/jump8_20.txt``, the walking
@@ -53,6 +54,9 @@ CASES = {
     "jump:8-batch": ["batch", "jump:8", "bench/data/jump8_20.txt", "--threads", "2", "-o", os.devnull],
     "4x3-workers": ["explore", "4x3", "--workers", "2", "--threads", "1", "--json"],
     "6x2-workers": ["explore", "6x2", "--workers", "2", "--threads", "1", "--json"],
+    "3x3-workers-32-segments": ["explore", "3x3", "--workers", "2", "--threads", "1", "--segments", "32", "--json"],
+    "6x2-workers-16-segments": ["explore", "6x2", "--workers", "2", "--threads", "1", "--segments", "16", "--out",
+                                "{cache}/ck-6x2-workers", "--json"],
 }
 
 

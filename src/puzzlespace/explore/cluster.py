@@ -9,9 +9,10 @@ that touches a segment is pinned to its owner. A pass over layer ``d`` is, per s
 1. ``visit`` (on the owner): the pass of :func:`~puzzlespace.explore.segments.visit`;
    marks inside the segment are merged in place, the others kept on the worker, packed
    (:mod:`puzzlespace.explore.packing`) by target segment;
-2. ``take`` (on the sender's worker) hands one target's packed marks to Dask, and the
-   target's owner gets them: Dask moves only these between workers. They are the
-   target's marks for the next pass. With ``out_dir``, a ``receive`` task writes them to
+2. ``take`` (on the sender's worker) hands the packed marks for one worker's segments
+   to Dask, and that worker gets them: Dask moves only these between workers, in a task
+   a segment and worker (not a segment and segment: many segments on few workers stay
+   cheap to schedule). They are the targets' marks for the next pass. With ``out_dir``, a ``receive`` task writes them to
    its ``sent-<d>-<k>.bin`` file before the checkpoint names it (the checkpoint is the
    segments engine's, and either engine resumes the other's); without it, they are
    merged into the target's table as they arrive, by the target's next visit or, when
@@ -28,7 +29,7 @@ checkpoint on any number of workers.
 
 Worker memory: the segments it holds (2 bits per state, or one segment at a time with
 ``out_dir``), mark buffers per thread and the packed marks in flight: its own outgoing
-marks of a pass and, as they come in, one sending worker's for one of its segments. That memory is not
+marks of a pass and, as they come in, one sending worker's for its segments. That memory is not
 Dask's to spill: a local cluster is started with pausing and spilling off (see
 :func:`local_cluster`).
 """
@@ -245,7 +246,7 @@ class _Run:
     receives: dict[int, list] = field(default_factory=dict)  # pass -> its receive tasks, until checked
     received: list | None = None  # the receive tasks the next pass submitted waits for
     last_sent: int = 0  # bytes of marks the last pass tallied sent
-    takes: dict = field(default_factory=dict)  # (from, to) -> the take task of the last pass submitted
+    takes: dict = field(default_factory=dict)  # (from segment, to worker) -> the take task of the last pass submitted
     visits: list | None = None  # the visits of the last pass submitted
     ahead: list | None = None  # the visits of the next pass, submitted before this one is done
     sent: dict[int, int] = field(default_factory=dict)  # pass -> bytes of marks sent, until received
@@ -326,18 +327,26 @@ class _Run:
         def after(k: int) -> tuple:  # _visit's arguments after ``room``: what must be done first, then the marks
             if self.visits is None or received is not None:
                 return False, received
-            return (True, [self.visits[k]] + [self.takes[k, j] for j in range(n) if j != k],
-                    *[self.takes[j, k] for j in range(n) if j != k])
+            return (True, [self.visits[k]] + [take for (j, _), take in self.takes.items() if j == k],
+                    *[self.takes[j, self.owners[k]] for j in range(n) if j != k])
 
         visits = self.visits = [self.submit(_visit, self.token, k, depth, room, *after(k), worker=self.owners[k],
                                             key=f"visit-{depth}-{k}") for k in range(n)]
         # Not kept in flight: a take's marks are let go as soon as the tasks that need them are done.
-        self.takes = {(k, j): self.submit(_take, self.token, k, j, depth, visits[k], worker=self.owners[k],
-                                          key=f"take-{depth}-{k}-{j}", keep=False)
-                      for k in range(n) for j in range(n) if j != k}
+        self.takes = {(k, worker): self.submit(_take, self.token, k, targets, depth, visits[k], worker=self.owners[k],
+                                               key=f"take-{depth}-{k}-{w}", keep=False)
+                      for k in range(n) for w, (worker, targets) in enumerate(self._targets(k).items())}
         if self.out is not None:
             self._submit_receives(depth)
         return visits
+
+    def _targets(self, k: int) -> dict[str, list[int]]:
+        """The segments other than ``k``, by owner (the order of :attr:`owners`)."""
+        targets: dict[str, list[int]] = {}
+        for j, worker in enumerate(self.owners):
+            if j != k:
+                targets.setdefault(worker, []).append(j)
+        return targets
 
     def _submit_receives(self, depth: int) -> None:
         """Submit every segment's receives of the marks sent to it in pass ``depth``: with
@@ -355,7 +364,7 @@ class _Run:
             before = self.visits[j]
             for group in groups.values() or [[]]:
                 before = self.submit(_receive, self.token, j, depth, group, before,
-                                     *[self.takes[k, j] for k in group], worker=self.owners[j],
+                                     *[self.takes[k, self.owners[j]] for k in group], worker=self.owners[j],
                                      key=f"receive-{depth}-{j}-{len(links)}")
                 links.append(before)
             ends.append(before)
@@ -643,28 +652,30 @@ def _visit(token: str, k: int, depth: int, room: int, receive: bool, _after=None
                 "peak_memory": peak_rss()}
 
 
-def _take(token: str, k: int, j: int, depth: int, _visited=None) -> list[np.ndarray]:
-    """The packed marks segment ``k`` sent to segment ``j`` in pass ``depth`` (once)."""
+def _take(token: str, k: int, targets: list[int], depth: int, _visited=None) -> dict[int, list[np.ndarray]]:
+    """The packed marks segment ``k`` sent to each of the segments ``targets`` (those of
+    one worker) in pass ``depth`` (once)."""
     store = _held(token, k)[1]
-    if store.visited != depth or store.taken.get(j) == depth:
+    if store.visited != depth or any(store.taken.get(j) == depth for j in targets):
         raise _ran_twice(depth)
-    store.taken[j] = depth
-    return store.outbox.pop(j, [])
+    store.taken.update(dict.fromkeys(targets, depth))
+    return {j: store.outbox.pop(j, []) for j in targets}
 
 
-def _accept(store: HeldStore, depth: int, senders: list[int], parts: Sequence[list[np.ndarray]]
+def _accept(store: HeldStore, depth: int, senders: list[int], parts: Sequence[dict[int, list[np.ndarray]]]
             ) -> tuple[int, dict[str, str]]:
     """Give ``store`` the marks that segments ``senders`` sent to its segment in pass
-    ``depth`` (``parts``, in that order; once, after its own visit of that pass); (their
-    bytes, the file written)."""
+    ``depth`` (``parts``: their takes for this worker, in that order; once, after its own
+    visit of that pass); (their bytes, the file written)."""
     if store.visited != depth or any(store.received_from[k] != depth - 1 for k in senders):
         raise _ran_twice(depth)
     store.received_from.update(dict.fromkeys(senders, depth))
-    blocks = [b for part in parts for b in part]
+    blocks = [b for part in parts for b in part[store.k]]
     return sum(b.nbytes for b in blocks), store.arrive(depth, blocks)
 
 
-def _receive(token: str, j: int, depth: int, senders: list[int], _before, *parts: list[np.ndarray]) -> dict:
+def _receive(token: str, j: int, depth: int, senders: list[int], _before, *parts: dict[int, list[np.ndarray]]
+             ) -> dict:
     """Give segment ``j`` the marks that ``senders`` sent to it in pass ``depth``, after
     the task ``_before`` (its visit of the pass, or the receive before in its chain)."""
     store = _held(token, j)[1]
