@@ -279,6 +279,8 @@ def test_cli_scheduler_and_layer_lines(client):
 @pytest.mark.parametrize("args, message", [
     (["--workers", "2", "--scheduler", "tcp://127.0.0.1:1"], "not both"),
     (["--scheduler", "tcp://127.0.0.1:1"], "cannot reach the Dask scheduler at 'tcp://127.0.0.1:1'"),
+    (["--scheduler", "foo"], "--scheduler 'foo' is not a scheduler's address such as tcp://HOST:8786"),
+    (["--scheduler", "nonsense://x:1"], "--scheduler 'nonsense://x:1' is not a scheduler's address"),
 ])
 def test_cli_cluster_errors(args, message):
     result = run_cli(["explore", "3x2", *args])

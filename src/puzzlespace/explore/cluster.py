@@ -139,6 +139,9 @@ def remote_cluster(address: str):
     distributed = _distributed()
     try:
         client = distributed.Client(address, timeout="10s")
+    except ValueError as exc:  # Dask's parse of the address
+        raise PuzzleError(f"--scheduler {address!r} is not a scheduler's address such as tcp://HOST:8786 "
+                          f"({exc})") from None
     except (OSError, TimeoutError) as exc:
         raise PuzzleError(f"cannot reach the Dask scheduler at {address!r} ({exc}); is it running?") from None
     with client:
