@@ -1,9 +1,16 @@
 import json
+import signal
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+
+# The tests that press Ctrl-C send SIGINT to a child, which must take it as a terminal's
+# Ctrl-C: a shell that starts the suite in the background ignores SIGINT, and a child
+# inherits an ignored signal (a handled one is reset to the default when it starts).
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 DATA = Path(__file__).resolve().parent / "data"
