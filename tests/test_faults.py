@@ -351,6 +351,51 @@ def test_a_refused_run_leaves_no_checkpoint_folder(tmp_path):
     assert new.is_dir() and [p.name for p in new.iterdir()] == [".lock"]
 
 
+def _writer(target):
+    return datafile.locked(target, "the checkpoint in", directory=True)
+
+
+def test_a_refused_writer_leaves_the_holders_folder_alone(tmp_path, monkeypatch):
+    """B finds no folder, A makes it and takes the lock just before B opens the lock
+    file: B is refused and must not remove A's folder, so a third writer is refused."""
+    target, real_open, a = tmp_path / "ck", os.open, _writer(tmp_path / "ck")
+
+    def a_starts_first(path, *args, **kw):
+        monkeypatch.setattr(datafile.os, "open", real_open)
+        a.__enter__()
+        return real_open(path, *args, **kw)
+
+    monkeypatch.setattr(datafile.os, "open", a_starts_first)
+    with pytest.raises(PuzzleError, match="another puzzlespace process is writing"):
+        with _writer(target):
+            pass
+    assert target.is_dir()
+    with pytest.raises(PuzzleError, match="another puzzlespace process is writing"):
+        with _writer(target):
+            pass
+    a.__exit__(None, None, None)
+
+
+def test_a_lock_file_removed_while_being_locked_is_locked_afresh(tmp_path, monkeypatch):
+    """A, which made the folder, ends (removing its empty folder and lock file) just after
+    B opened the lock file: B must lock a new one, so a third writer is refused."""
+    target, real_open, a = tmp_path / "ck", os.open, _writer(tmp_path / "ck")
+    a.__enter__()
+
+    def a_ends_now(path, *args, **kw):
+        fd = real_open(path, *args, **kw)
+        monkeypatch.setattr(datafile.os, "open", real_open)
+        a.__exit__(None, None, None)
+        return fd
+
+    monkeypatch.setattr(datafile.os, "open", a_ends_now)
+    with _writer(target):
+        assert (target / ".lock").exists()
+        with pytest.raises(PuzzleError, match="another puzzlespace process is writing"):
+            with _writer(target):
+                pass
+
+
 def test_a_fresh_run_does_not_replace_another_runs_checkpoint(tmp_path):
     out = str(tmp_path / "ck")
     assert runner.invoke(app, ["explore", "4x2", "--out", out, "--json"]).exit_code == 0

@@ -111,17 +111,8 @@ def locked(target: Path, what: str, wait: bool = False, directory: bool = False)
     target = Path(target)
     lock = target / ".lock" if directory else target.parent / f".{target.name}.lock"
     made = directory and not target.exists()
+    fd = _hold(lock, target, what, wait)
     try:
-        lock.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
-    except OSError as exc:
-        raise PuzzleError(f"cannot write {what} {str(target)!r}: {exc.strerror or exc}") from None
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
-        except BlockingIOError:
-            raise PuzzleError(f"another puzzlespace process is writing {what} {str(target)!r}; wait for it to "
-                              "finish or choose another path") from None
         yield
     finally:
         if made:
@@ -129,9 +120,37 @@ def locked(target: Path, what: str, wait: bool = False, directory: bool = False)
         os.close(fd)
 
 
+def _hold(lock: Path, target: Path, what: str, wait: bool) -> int:
+    """A descriptor of the file ``lock`` (made, with its folder, if needed) holding its
+    ``flock``. A lock file removed while it was being locked (by a holder that removed
+    its empty folder) is locked again afresh, so that two writers never hold different
+    files of one path."""
+    while True:
+        try:
+            lock.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise PuzzleError(f"cannot write {what} {str(target)!r}: {exc.strerror or exc}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError:
+            os.close(fd)
+            raise PuzzleError(f"another puzzlespace process is writing {what} {str(target)!r}; wait for it to "
+                              "finish or choose another path") from None
+        held = os.fstat(fd)
+        try:
+            now = os.stat(lock)
+            if (now.st_dev, now.st_ino) == (held.st_dev, held.st_ino):
+                return fd
+        except FileNotFoundError:
+            pass
+        os.close(fd)
+
+
 def _remove_if_empty(folder: Path, lock: Path) -> None:
     """Remove ``folder`` if it holds nothing but ``lock`` (while the lock is held, so that
-    no writer of ours is inside); a folder that cannot be removed simply stays."""
+    no writer is inside: one that opened the lock file meanwhile locks a new one, see
+    :func:`_hold`); a folder that cannot be removed simply stays."""
     try:
         if [p.name for p in folder.iterdir()] == [lock.name]:
             lock.unlink()
