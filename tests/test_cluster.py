@@ -19,6 +19,7 @@ from puzzlespace.cli import app
 from puzzlespace.errors import PuzzleError
 from puzzlespace.explore.cluster import WorkerLost, explore_distributed, local_cluster
 from puzzlespace.explore.segments import FORMAT, explore_segmented
+from puzzlespace.resources import available_memory
 
 from test_segments import EXAMPLES, assert_same, reference
 
@@ -300,18 +301,29 @@ def test_cli_refuses_workers_too_small_for_their_segments(tmp_path):
     assert result.exit_code == 2 and "would hold 2.5 GiB of segments but has room for" in result.stderr
     assert "--out DIR" in result.stderr and time.monotonic() - t0 < 60
     errors = [result.stderr]
-    from puzzlespace.resources import available_memory
-
     if available_memory() < 140 << 30:  # a machine that holds 5x3 in memory would start exploring it
         result = run_cli(["explore", "5x3", "--workers", "2"])
         assert result.exit_code == 2 and "would hold 76.1 GiB of segments" in result.stderr, result.output
         errors.append(result.stderr)
     out = tmp_path / "ck"
-    result = run_cli(["explore", "4x3", "--workers", "2", "--segments", "1", "--out", str(out), "--max-memory", "400M"])
+    result = run_cli(["explore", "4x3", "--workers", "2", "--segments", "1", "--out", str(out), "--max-memory", "780M"])
     assert result.exit_code == 2 and "a segment's table takes 57.1 MiB but worker" in result.stderr, result.output
     assert "--segments N" in result.stderr and not out.exists()
+    errors.append(result.stderr)
+    result = run_cli(["explore", "4x3", "--workers", "2", "--out", str(out), "--max-memory", "400M"])
+    assert result.exit_code == 2 and "memory limit of 200.0 MiB leaves no room for segments" in result.stderr
     for stderr in errors + [result.stderr]:  # the cluster's line, then the error's
         assert [line[:7] for line in stderr.splitlines()] == ["Dask cl", "error: "], stderr
+
+
+def test_a_run_refused_for_memory_leaves_the_checkpoint_as_it_was(tmp_path):
+    out = tmp_path / "ck"
+    assert run_cli(["explore", "3x3", "--out", str(out), "--segments", "3", "--json"]).exit_code == 0
+    before = {f.name: f.read_bytes() for f in out.iterdir()}
+    refused = run_cli(["explore", "3x3", "--workers", "2", "--segments", "3", "--out", str(out),
+                       "--max-memory", "400M"])
+    assert refused.exit_code == 2 and "leaves no room for segments" in refused.stderr, refused.output
+    assert {f.name: f.read_bytes() for f in out.iterdir()} == before
     assert run_cli(["explore", "3x2", "--workers", "2", "--max-memory", "3G", "--json"]).exit_code == 0
 
 

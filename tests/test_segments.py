@@ -2,6 +2,8 @@
 tablebase bytes, whatever the number of segments and threads, in memory or in files."""
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -475,9 +477,6 @@ def test_the_memory_plan_loads_all_the_code_a_pass_runs(name, marks, share):
     """A run by segments measures the program's memory after :func:`load_code`: a whole
     run (marks sent packed and as bitmaps, written, read back and merged, layers closed,
     stepped and copied to a tablebase) loads no compiled code after it."""
-    import subprocess
-    import sys
-
     run = subprocess.run([sys.executable, "-c", _NO_CODE_AFTER_PLAN, name, marks, str(share)],
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr

@@ -12,13 +12,14 @@ that touches a segment is pinned to its owner. A pass over layer ``d`` is, per s
 2. ``take`` (on the sender's worker) hands the packed marks for one worker's segments
    to Dask, and that worker gets them: Dask moves only these between workers, in a task
    a segment and worker (not a segment and segment: many segments on few workers stay
-   cheap to schedule). They are the targets' marks for the next pass. With ``out_dir``, a ``receive`` task writes them to
-   its ``sent-<d>-<k>.bin`` file before the checkpoint names it (the checkpoint is the
-   segments engine's, and either engine resumes the other's); without it, they are
-   merged into the target's table as they arrive, by the target's next visit or, when
-   they are large, by a chain of ``receive`` tasks before it, one sending worker's marks
-   a link; the client submits each pass before waiting for the one before (after the
-   last layer, one pass over an empty layer runs for nothing).
+   cheap to schedule). They are the targets' marks for the next pass. With ``out_dir``,
+   a ``receive`` task writes them to the target's ``sent-<d>-<k>.bin`` file before the
+   checkpoint names it (the checkpoint is the segments engine's, and either engine
+   resumes the other's); without it, they are merged into the target's table as they
+   arrive, by the target's next visit or, when they are large, by a chain of
+   ``receive`` tasks before it, one sending worker's marks a link; the client submits
+   each pass before waiting for the one before (after the last layer, one pass over an
+   empty layer runs for nothing).
 
 The client waits for each pass, writes the manifest (the checkpoint) and reports the
 layer: states, bytes sent between workers, the slowest worker. While it
@@ -59,8 +60,8 @@ from .segments import (Segment, SegmentStore, crc_text, file_errors, file_parts,
                        prepare, result_of, visit)
 
 #: Bytes of marks a segment that make the next pass take them in with chains of receive
-#: tasks (a task a sending worker, which lets each sender's copy go as soon as it is
-#: merged, and holds one sender's marks at a time on the target).
+#: tasks (a task a sending worker: a sender's copy goes as soon as the chains of its
+#: target worker have merged it, and a target takes in one sender's marks at a time).
 RECEIVE_AT = 4 << 20
 #: Seconds between checks that every worker holding segments is still there.
 POLL = 1.0
@@ -107,7 +108,7 @@ WORKER_OVERHEAD = 360_000_000
 def check_worker_memory(segs: Sequence[Segment], owners: Sequence[str], limits: dict[str, int], tables: int,
                         in_files: bool) -> None:
     """Refuse a run whose workers would hold more than Dask lets them (it stops a worker at
-    95% of its memory limit, ``limits[address]``; 0 or absent: no limit): each holds the
+    95% of its memory limit, ``limits[worker]``; 0 or absent: no limit): each holds the
     ``tables`` 2-bit tables of the segments it owns (``owners[k]`` segment ``k``'s), or
     ``in_files`` of its largest one (one in memory at a time), plus
     :data:`WORKER_OVERHEAD` (an estimate: the marks in flight grow with the largest
@@ -118,8 +119,12 @@ def check_worker_memory(segs: Sequence[Segment], owners: Sequence[str], limits: 
     for worker, sizes in held.items():
         limit = limits.get(worker) or 0
         need, room = max(sizes) if in_files else sum(sizes), int(0.95 * limit) - WORKER_OVERHEAD
+        if limit and room <= 0:
+            raise PuzzleError(f"worker {worker}'s memory limit of {human(limit)} leaves no room for segments (the "
+                              f"program and the marks in flight take about {human(WORKER_OVERHEAD)}); give the "
+                              "workers more memory (--max-memory with --workers)")
         if limit and need > room:
-            room_text = f"room for {human(max(room, 0))} within its memory limit of {human(limit)}"
+            room_text = f"room for {human(room)} within its memory limit of {human(limit)}"
             if in_files:
                 raise PuzzleError(f"a segment's table takes {human(need)} but worker {worker} has {room_text}; "
                                   "use more segments (--segments N), or workers with more memory")
@@ -128,9 +133,11 @@ def check_worker_memory(segs: Sequence[Segment], owners: Sequence[str], limits: 
                               "at a time)")
 
 
-def memory_limits(client) -> dict[str, int]:
-    """Each worker's memory limit in bytes (0: none), by address."""
-    return {address: w.get("memory_limit") or 0 for address, w in client.scheduler_info()["workers"].items()}
+def memory_limits(client) -> dict:
+    """Each worker's memory limit in bytes (0: none), by address and by name (either may
+    name a worker)."""
+    return {key: w.get("memory_limit") or 0 for address, w in client.scheduler_info()["workers"].items()
+            for key in (address, w.get("name"))}
 
 
 @contextmanager
@@ -193,9 +200,12 @@ def explore_distributed(
     if not owners:
         raise PuzzleError("the Dask cluster has no workers; start some (see docs/scaling.md)")
     store = SegmentStore(out, keep_table)
-    segs, identity, (depth, counts, before) = prepare(puzzle, index, segments or len(owners), out, resume, store, force)
-    run = _Run(client, uuid.uuid4().hex, [owners[s.k % len(owners)] for s in segs], out)
-    check_worker_memory(segs, run.owners, memory_limits(client), 2 if keep_table else 1, out is not None)
+    owner = lambda segs: [owners[s.k % len(owners)] for s in segs]  # noqa: E731
+    limits, tables = memory_limits(client), 2 if keep_table else 1
+    segs, identity, (depth, counts, before) = prepare(
+        puzzle, index, segments or len(owners), out, resume, store, force,
+        check=lambda segs: check_worker_memory(segs, owner(segs), limits, tables, out is not None))
+    run = _Run(client, uuid.uuid4().hex, owner(segs), out)
     try:
         with file_errors(out, lambda: depth):
             run.open(puzzle, segs, keep_table, store if resume else None, depth)
@@ -255,6 +265,11 @@ class _Run:
     sent: dict[int, int] = field(default_factory=dict)  # pass -> bytes of marks sent, until received
     workers: set[str] = field(default_factory=set)
     in_flight: list = field(default_factory=list)  # the tasks submitted and not done
+    held: dict[str, list[int]] = field(default_factory=dict)  # worker -> the segments it owns
+
+    def __post_init__(self):
+        for k, worker in enumerate(self.owners):
+            self.held.setdefault(worker, []).append(k)
 
     def submit(self, function, *args, worker: str, key: str, keep: bool = True):
         """Run ``function(*args)`` on ``worker`` and nowhere else (the segments are there);
@@ -317,8 +332,8 @@ class _Run:
 
     def _submit_pass(self, depth: int, room: int) -> list:
         """Submit pass ``depth``'s tasks: a visit of every segment, the takes of its marks
-        for every other segment and, with files, every segment's receive; returns the
-        visits. Without files a visit receives the takes of the pass before itself, unless
+        for every worker owning other segments and, with files, every segment's receive;
+        returns the visits. Without files a visit receives the takes of the pass before itself, unless
         that pass's marks are large (the last pass tallied sent ``RECEIVE_AT`` bytes a
         segment or more): then receives take them in first, and the senders' copies are
         let go before the next pass fills its own."""
@@ -330,25 +345,25 @@ class _Run:
         def after(k: int) -> tuple:  # _visit's arguments after ``room``: what must be done first, then the marks
             if self.visits is None or received is not None:
                 return False, received
-            return (True, [self.visits[k]] + [take for (j, _), take in self.takes.items() if j == k],
+            return (True, [self.visits[k]] + [self.takes[k, worker] for worker in self._targets(k)],
                     *[self.takes[j, self.owners[k]] for j in range(n) if j != k])
 
         visits = self.visits = [self.submit(_visit, self.token, k, depth, room, *after(k), worker=self.owners[k],
                                             key=f"visit-{depth}-{k}") for k in range(n)]
         # Not kept in flight: a take's marks are let go as soon as the tasks that need them are done.
         self.takes = {(k, worker): self.submit(_take, self.token, k, targets, depth, visits[k], worker=self.owners[k],
-                                               key=f"take-{depth}-{k}-{w}", keep=False)
-                      for k in range(n) for w, (worker, targets) in enumerate(self._targets(k).items())}
+                                               key=f"take-{depth}-{k}-{targets[0]}", keep=False)
+                      for k in range(n) for worker, targets in self._targets(k).items()}
         if self.out is not None:
             self._submit_receives(depth)
         return visits
 
     def _targets(self, k: int) -> dict[str, list[int]]:
-        """The segments other than ``k``, by owner (the order of :attr:`owners`)."""
-        targets: dict[str, list[int]] = {}
-        for j, worker in enumerate(self.owners):
-            if j != k:
-                targets.setdefault(worker, []).append(j)
+        """The segments other than ``k``, by owner (segment ``k``'s take for each)."""
+        mine = self.owners[k]
+        targets = {worker: segs for worker, segs in self.held.items() if worker != mine}
+        if len(self.held[mine]) > 1:
+            targets[mine] = [j for j in self.held[mine] if j != k]
         return targets
 
     def _submit_receives(self, depth: int) -> None:
@@ -704,5 +719,5 @@ def describe_workers(client) -> str:
     """The cluster in a line: workers, threads, memory."""
     workers = client.scheduler_info()["workers"].values()
     threads = sum(w["nthreads"] for w in workers)
-    memory = sum(memory_limits(client).values())
+    memory = sum(w.get("memory_limit") or 0 for w in workers)
     return f"{len(workers)} workers, {threads} threads, {human(memory)} of memory"

@@ -581,11 +581,12 @@ def result_of(puzzle: Puzzle, index, counts: list[int], found: list[int], found_
 
 
 def prepare(puzzle: Puzzle, index, segments: int, out: Path | None, resume: bool, store: SegmentStore, force: bool,
-            marks: str = "packed"):
+            marks: str = "packed", check: Callable[[list[Segment]], None] | None = None):
     """What a run by segments starts from: the segments (``segments`` equal, aligned rank
     ranges, or a resumed checkpoint's), the run's identity as its manifests name it, and
     (next depth, counts, seconds so far), with the resumed files and counts in ``store``.
-    A fresh run with ``out`` gets an empty checkpoint directory (see
+    ``check(segments)`` may refuse the run before anything is changed; then a fresh run
+    with ``out`` gets an empty checkpoint directory (see
     :func:`~puzzlespace.explore.engine.refuse_other_checkpoint` for ``force``)."""
     align = index.group * 64
     goal = list(puzzle.goal)
@@ -594,6 +595,8 @@ def prepare(puzzle: Puzzle, index, segments: int, out: Path | None, resume: bool
     manifest = _resumed_manifest(out, run) if resume else None
     bounds = _bounds(manifest, out, run["size"], align) if resume else chunk_spans(index.size, align, max(segments, 1))
     segs = store.segments = [Segment(k, lo, hi) for k, (lo, hi) in enumerate(bounds)]
+    if check is not None:
+        check(segs)
     identity = dict(run, segments=[[s.lo, s.hi] for s in segs])
     if resume:
         return segs, identity, _resume(manifest, out, store)
