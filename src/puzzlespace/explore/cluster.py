@@ -30,9 +30,9 @@ checkpoint on any number of workers.
 
 Worker memory: the segments it holds (2 bits per state, or one segment at a time with
 ``out_dir``), mark buffers per thread and the packed marks in flight: its own outgoing
-marks of a pass and, as they come in, one sending worker's for its segments. That memory is not
-Dask's to spill: a local cluster is started with pausing and spilling off (see
-:func:`local_cluster`).
+marks of a pass and, as they come in, one sending worker's for its segments. That
+memory is not Dask's to spill: a local cluster is started with pausing and spilling off
+(see :func:`local_cluster`).
 """
 
 from __future__ import annotations
@@ -137,7 +137,7 @@ def memory_limits(client) -> dict:
     """Each worker's memory limit in bytes (0: none), by address and by name (either may
     name a worker)."""
     return {key: w.get("memory_limit") or 0 for address, w in client.scheduler_info()["workers"].items()
-            for key in (address, w.get("name"))}
+            for key in (address, w.get("name")) if key is not None}
 
 
 @contextmanager
@@ -333,10 +333,10 @@ class _Run:
     def _submit_pass(self, depth: int, room: int) -> list:
         """Submit pass ``depth``'s tasks: a visit of every segment, the takes of its marks
         for every worker owning other segments and, with files, every segment's receive;
-        returns the visits. Without files a visit receives the takes of the pass before itself, unless
-        that pass's marks are large (the last pass tallied sent ``RECEIVE_AT`` bytes a
-        segment or more): then receives take them in first, and the senders' copies are
-        let go before the next pass fills its own."""
+        returns the visits. Without files a visit receives the takes of the pass before
+        itself, unless that pass's marks are large (the last pass tallied sent
+        ``RECEIVE_AT`` bytes a segment or more): then receives take them in first, and the
+        senders' copies are let go before the next pass fills its own."""
         n = len(self.owners)
         if self.out is None and self.visits is not None and self.last_sent >= RECEIVE_AT * n:
             self._submit_receives(depth - 1)
