@@ -7,26 +7,32 @@ files under ``out_dir``, a directory that every worker and the client see. Every
 that touches a segment is pinned to its owner. A pass over layer ``d`` is, per segment:
 
 1. ``visit`` (on the owner): the pass of :func:`~puzzlespace.explore.segments.visit`;
-   marks inside the segment are merged in place, the others kept on the worker, packed
-   (:mod:`puzzlespace.explore.packing`) by target segment;
-2. ``take`` (on the sender's worker) hands the packed marks for one worker's segments
-   to Dask, and that worker gets them: Dask moves only these between workers, in a task
-   a segment and worker (not a segment and segment: many segments on few workers stay
-   cheap to schedule). They are the targets' marks for the next pass. With ``out_dir``,
-   a ``receive`` task writes them to the target's ``sent-<d>-<k>.bin`` file before the
-   checkpoint names it (the checkpoint is the segments engine's, and either engine
-   resumes the other's); without it, they are merged into the target's table as they
-   arrive, by the target's next visit or, when they are large, by a chain of
-   ``receive`` tasks before it, one sending worker's marks a link; the client submits
-   each pass before waiting for the one before (after the last layer, one pass over an
-   empty layer runs for nothing).
+   marks inside the segment are merged in place, the others packed
+   (:mod:`puzzlespace.explore.packing`) by target segment. Those for the owner's other
+   segments are handed to them in its process; those for the segments of the next
+   worker in the ring of owners are the visit's result, which Dask moves to that worker
+   (so on two workers a pass is one hop between them); the rest wait on the worker;
+2. ``take`` (on the sender's worker) hands the packed marks for one further worker's
+   segments to Dask, and that worker gets them: Dask moves only these between workers,
+   in a task a segment and worker (not a segment and segment: many segments on few
+   workers stay cheap to schedule).
 
-The client waits for each pass, writes the manifest (the checkpoint) and reports the
-layer: states, bytes sent between workers, the slowest worker. While it
-waits it watches the workers: one that leaves (killed, over its memory limit, its
-machine gone) takes its segments with it, and the run stops with a PuzzleError within
-:data:`POLL` seconds of the scheduler noticing; ``resume`` continues from the last
-checkpoint on any number of workers.
+The marks a pass sends are the targets' for the next pass. With ``out_dir``, a
+``receive`` task writes them to the target's ``sent-<d>-<k>.bin`` file before the
+checkpoint names it (the checkpoint is the segments engine's, and either engine resumes
+the other's); without it, they are merged into the target's table as they arrive, by
+the target's next visit or, when they are large, by a chain of ``receive`` tasks before
+it, one sending worker's marks a link, and the client submits :data:`AHEAD` passes
+before it waits for the first of them (after the last layer, that many passes over
+empty layers run for nothing).
+
+Each visit reports its counts and files to the client as a Dask event (its result being
+marks, which the client never fetches). The client waits for each pass, writes the
+manifest (the checkpoint) and reports the layer: states, bytes sent between workers,
+the slowest worker. While it waits it watches the workers: one that leaves (killed,
+over its memory limit, its machine gone) takes its segments with it, and the run stops
+with a PuzzleError within :data:`POLL` seconds of the scheduler noticing; ``resume``
+continues from the last checkpoint on any number of workers.
 
 Worker memory: the segments it holds (2 bits per state, or one segment at a time with
 ``out_dir``), mark buffers per thread and the packed marks in flight: its own outgoing
@@ -63,8 +69,15 @@ from .segments import (Segment, SegmentStore, crc_text, file_errors, file_parts,
 #: tasks (a task a sending worker: a sender's copy goes as soon as the chains of its
 #: target worker have merged it, and a target takes in one sender's marks at a time).
 RECEIVE_AT = 4 << 20
+#: Passes submitted ahead of the one the client waits for, without files (with them, the
+#: client writes each pass's checkpoint before it submits the next): the workers need
+#: not wait for the client between passes.
+AHEAD = 2
 #: Seconds between checks that every worker holding segments is still there.
 POLL = 1.0
+#: Seconds the client waits for a finished visit's report (a Dask event, sent before the
+#: visit ends) before it gives up on the run.
+REPORT_WAIT = 60.0
 #: What an error about the cluster tells the user to install.
 EXTRA = 'pip install "puzzlespace[cluster]"'
 
@@ -261,15 +274,18 @@ class _Run:
     last_sent: int = 0  # bytes of marks the last pass tallied sent
     takes: dict = field(default_factory=dict)  # (from segment, to worker) -> the take task of the last pass submitted
     visits: list | None = None  # the visits of the last pass submitted
-    ahead: list | None = None  # the visits of the next pass, submitted before this one is done
+    ahead: list = field(default_factory=list)  # the visits of the next passes, submitted before this one is done
     sent: dict[int, int] = field(default_factory=dict)  # pass -> bytes of marks sent, until received
     workers: set[str] = field(default_factory=set)
     in_flight: list = field(default_factory=list)  # the tasks submitted and not done
     held: dict[str, list[int]] = field(default_factory=dict)  # worker -> the segments it owns
+    reports: "_Reports" = field(default_factory=lambda: _Reports())
 
     def __post_init__(self):
         for k, worker in enumerate(self.owners):
             self.held.setdefault(worker, []).append(k)
+        self.next_worker = _ring(self.owners)
+        self.client.subscribe_topic(_topic(self.token), self.reports)
 
     def submit(self, function, *args, worker: str, key: str, keep: bool = True):
         """Run ``function(*args)`` on ``worker`` and nowhere else (the segments are there);
@@ -293,8 +309,8 @@ class _Run:
                 mine = {name: crc for name, crc in resumed.files.items() if file_parts(name)[1] == s.k}
                 held = dict(files=mine, slot=resumed.slot.get(s.k), carried=resumed.carried.get(s.k, 0),
                             sizes=resumed.sizes.get(s.k, 0))
-            futures.append(self.submit(_open, self.token, puzzle, s, starts, self.out, keep_table, held, depth,
-                                       worker=self.owners[s.k], key=f"open-{s.k}"))
+            futures.append(self.submit(_open, self.token, puzzle, s, starts, self.owners, self.out, keep_table, held,
+                                       depth, worker=self.owners[s.k], key=f"open-{s.k}"))
         threads = {}
         for s, got in zip(segs, self._wait(futures, -1)):
             self.files.update(got["files"])
@@ -307,8 +323,9 @@ class _Run:
         ``room`` states of layer ``depth - 1`` by rank, how many it had)."""
         t0 = time.perf_counter()
         self.in_flight = [f for f in self.in_flight if not f.done()]
-        visits = self.ahead or self._submit_pass(depth, room)
-        self.ahead = self._submit_pass(depth + 1, room) if self.out is None else None
+        visits = self.ahead.pop(0) if self.ahead else self._submit_pass(depth, room)
+        while self.out is None and len(self.ahead) < AHEAD:
+            self.ahead.append(self._submit_pass(depth + 1 + len(self.ahead), room))
         done, states = [0], [sum(counts)]
 
         def visited(summary):
@@ -317,16 +334,19 @@ class _Run:
             if progress:
                 progress(depth, done[0], len(visits), states[0])
 
-        summaries = self._wait(visits, depth, each=visited)
+        summaries = self._wait(visits, depth, each=visited, reported=True)
         checked = depth if self.out is not None else depth - 1  # the pass whose marks have all arrived now
         arrived = self._wait(self.receives.pop(checked, []), depth)
         report = self._tally(depth, summaries, arrived, checked, time.perf_counter() - t0)
         if layer_done and report.states:
             layer_done(report)
-        if not report.states and self.ahead:  # the pass over the empty layer after the last
-            tail, taken = self._wait(self.ahead, depth + 1), self._wait(self.receives.pop(depth, []), depth + 1)
+        if not report.states and self.ahead:  # the passes over the empty layers after the last
+            tail = self._wait(self.ahead[0], depth + 1, reported=True)
+            taken = self._wait(self.receives.pop(depth, []), depth + 1)
             self._arrived(depth, sum(got["received"] for got in tail) + sum(got["bytes"] for got in taken))
-            self.ahead = None
+            for i, visits in enumerate(self.ahead[1:], depth + 2):
+                self._wait(visits, i, reported=True)
+            self.ahead = []
         found = [r for got in summaries for r in got["kept"]][:max(room, 0)]
         return report.states, found, sum(got["total"] for got in summaries)
 
@@ -345,26 +365,31 @@ class _Run:
         def after(k: int) -> tuple:  # _visit's arguments after ``room``: what must be done first, then the marks
             if self.visits is None or received is not None:
                 return False, received
-            return (True, [self.visits[k]] + [self.takes[k, worker] for worker in self._targets(k)],
-                    *[self.takes[j, self.owners[k]] for j in range(n) if j != k])
+            mine = self.owners[k]
+            return (True, [self.visits[k]] + [self.takes[k, worker] for worker in self._takers(k)]
+                    + [self.visits[j] for j in self.held[mine] if j != k],
+                    *[self._marks(j, mine) for j in range(n) if self.owners[j] != mine])
 
         visits = self.visits = [self.submit(_visit, self.token, k, depth, room, *after(k), worker=self.owners[k],
-                                            key=f"visit-{depth}-{k}") for k in range(n)]
+                                            key=_visit_key(depth, k)) for k in range(n)]
         # Not kept in flight: a take's marks are let go as soon as the tasks that need them are done.
         self.takes = {(k, worker): self.submit(_take, self.token, k, targets, depth, visits[k], worker=self.owners[k],
                                                key=f"take-{depth}-{k}-{targets[0]}", keep=False)
-                      for k in range(n) for worker, targets in self._targets(k).items()}
+                      for k in range(n) for worker, targets in self._takers(k).items()}
         if self.out is not None:
             self._submit_receives(depth)
         return visits
 
-    def _targets(self, k: int) -> dict[str, list[int]]:
-        """The segments other than ``k``, by owner (segment ``k``'s take for each)."""
+    def _takers(self, k: int) -> dict[str, list[int]]:
+        """The segments whose marks from segment ``k`` a take hands out, by owner: those of
+        every worker but its own and the next in the ring (see :func:`_hand_out`)."""
         mine = self.owners[k]
-        targets = {worker: segs for worker, segs in self.held.items() if worker != mine}
-        if len(self.held[mine]) > 1:
-            targets[mine] = [j for j in self.held[mine] if j != k]
-        return targets
+        return {worker: segs for worker, segs in self.held.items() if worker not in (mine, self.next_worker[mine])}
+
+    def _marks(self, k: int, worker: str):
+        """The task whose result holds segment ``k``'s marks for the segments of ``worker``
+        (another than its owner): its visit's, or a take's."""
+        return self.visits[k] if worker == self.next_worker[self.owners[k]] else self.takes[k, worker]
 
     def _submit_receives(self, depth: int) -> None:
         """Submit every segment's receives of the marks sent to it in pass ``depth``: with
@@ -379,10 +404,11 @@ class _Run:
             groups: dict[str, list[int]] = {}
             for k in senders:
                 groups.setdefault(self.owners[k] if self.out is None else "", []).append(k)
-            before = self.visits[j]
+            before, mine = self.visits[j], self.owners[j]
             for group in groups.values() or [[]]:
-                before = self.submit(_receive, self.token, j, depth, group, before,
-                                     *[self.takes[k, self.owners[j]] for k in group], worker=self.owners[j],
+                here = [self.visits[k] for k in group if self.owners[k] == mine]  # their marks are handed in-process
+                before = self.submit(_receive, self.token, j, depth, group, [before, *here],
+                                     *[self._marks(k, mine) for k in group if self.owners[k] != mine], worker=mine,
                                      key=f"receive-{depth}-{j}-{len(links)}")
                 links.append(before)
             ends.append(before)
@@ -396,14 +422,14 @@ class _Run:
         for k, got in enumerate(summaries):
             self.files.update(got["files"])
             self.carried[k], self.sizes[k] = got["carried"], got["layer"]
-            sent += sum(got["sent"].values())
+            sent += sum(size for _, size in got["sent"])
             busy[self.owners[k]] = busy.get(self.owners[k], 0.0) + got["seconds"]
             self.peak_memory = max(self.peak_memory, got["peak_memory"])
         for got in arrived:
             self.files.update(got["files"])
         self.sent[depth] = self.last_sent = sent
         self._arrived(checked, sum(got["received"] for got in summaries) + sum(got["bytes"] for got in arrived))
-        between = sum(size for k, got in enumerate(summaries) for j, size in got["sent"].items()
+        between = sum(size for k, got in enumerate(summaries) for j, size in got["sent"]
                       if self.owners[k] != self.owners[j])
         slowest = max(busy, key=busy.get)
         return LayerReport(depth, sum(got["layer"] for got in summaries), sent, between,
@@ -420,8 +446,9 @@ class _Run:
         return self._wait([self.submit(_table, self.token, s.k, role, worker=self.owners[s.k],
                                        key=f"gather-{role}-{s.k}") for s in segs], -1)
 
-    def _wait(self, futures: list, depth: int, each: Callable | None = None) -> list:
-        """The results of ``futures``, in order; stop with a PuzzleError as soon as a
+    def _wait(self, futures: list, depth: int, each: Callable | None = None, reported: bool = False) -> list:
+        """The results of ``futures`` (with ``reported``: visits, their reports, and the
+        futures are let go once read), in order; stop with a PuzzleError as soon as a
         worker holding segments has left the cluster."""
         distributed = _distributed()
         pending, results = set(futures), {}
@@ -431,7 +458,7 @@ class _Run:
             except (TimeoutError, distributed.TimeoutError):
                 done = set()
             for future in done:
-                results[future.key] = self._result(future, depth)
+                results[future.key] = self._report_of(future, depth) if reported else self._result(future, depth)
                 if each:
                     each(results[future.key])
             if not done:
@@ -447,8 +474,25 @@ class _Run:
                 return future.result()
             except Exception:  # noqa: BLE001 - named below, or raised as it is
                 pass
+        self._fail(future, depth)
+
+    def _fail(self, future, depth: int):
         self._check_workers(depth)
         _raise_remote(future, depth, self.out)
+
+    def _report_of(self, future, depth: int) -> dict:
+        """A done visit's report, then let go of the visit (its result, marks for other
+        workers, is the next pass's to take); a failed one's error as :meth:`_result`."""
+        if future.status != "finished":
+            self._fail(future, depth)
+        deadline = time.monotonic() + REPORT_WAIT
+        while (report := self.reports.take(future.key)) is None:  # sent before the visit ended: almost always here
+            self._check_workers(depth)
+            if time.monotonic() > deadline:
+                raise PuzzleError(f"task {future.key!r} finished but its report never came; "
+                                  f"{_lost_message([], depth, self.out)}")
+        future.release()
+        return report
 
     def _check_workers(self, depth: int) -> None:
         lost = sorted(self.workers - set(self.client.nthreads()))
@@ -462,11 +506,42 @@ class _Run:
         cancelled: Dask's cancel fails on a task whose dependents no client holds (a take)."""
         for future in [*self.in_flight, *self.takes.values()]:
             future.release()
+        self.reports.clear()
+        try:
+            self.client.unsubscribe_topic(_topic(self.token))
+        except Exception:  # noqa: BLE001 - the cluster may be gone
+            pass
         try:
             self.client.run(_release, self.token, workers=sorted(self.workers & set(self.client.nthreads())),
                             on_error="ignore")
         except Exception:  # noqa: BLE001 - the cluster may be gone; nothing is left to free then
             pass
+
+
+class _Reports:
+    """The visits' reports of a run as they arrive (Dask events: (time, report)), by
+    visit key. The handler of the run's topic: the client keeps it even after the run
+    unsubscribes, so it holds nothing but the reports not read yet."""
+
+    def __init__(self):
+        self.by_key: dict[str, dict] = {}
+        self.arrived = threading.Condition()
+
+    def __call__(self, event: tuple) -> None:
+        with self.arrived:
+            self.by_key[event[1]["key"]] = event[1]
+            self.arrived.notify_all()
+
+    def take(self, key: str) -> dict | None:
+        """The report of visit ``key``, waiting up to :data:`POLL` seconds for it; None if
+        it has not come."""
+        with self.arrived:
+            self.arrived.wait_for(lambda: key in self.by_key, timeout=POLL)
+            return self.by_key.pop(key, None)
+
+    def clear(self) -> None:
+        with self.arrived:
+            self.by_key.clear()
 
 
 class WorkerLost(PuzzleError):
@@ -501,6 +576,23 @@ def _raise_remote(future, depth: int, out: Path | None) -> None:
     raise exc
 
 
+def _ring(owners: Sequence[str]) -> dict[str, str]:
+    """Each worker owning segments -> the next in the order of their first segments
+    (itself when it is the only one): the worker whose segments' marks a visit returns."""
+    order = list(dict.fromkeys(owners))
+    return {worker: order[(i + 1) % len(order)] for i, worker in enumerate(order)}
+
+
+def _topic(token: str) -> str:
+    """The Dask event topic of a run's visit reports."""
+    return f"puzzlespace-{token}"
+
+
+def _visit_key(depth: int, k: int) -> str:
+    """The key of pass ``depth``'s visit of segment ``k`` (the run's token follows)."""
+    return f"visit-{depth}-{k}"
+
+
 # ---- on the workers -------------------------------------------------------------------
 
 @dataclass
@@ -530,11 +622,16 @@ class HeldStore(SegmentStore):
     """One segment's store on its owner: tables as :class:`SegmentStore` keeps them;
     marks for other segments kept here, packed, until taken; marks from them given by
     :meth:`arrive`. The files a pass proposes become the segment's checkpoint when the
-    next pass begins (the client names them in the manifest in between)."""
+    next pass begins (the client names them in the manifest in between). ``owners``:
+    every segment's worker."""
 
-    def __init__(self, s: Segment, senders: list[int], out_dir: Path | None, keep_table: bool, depth: int):
+    def __init__(self, s: Segment, owners: Sequence[str], out_dir: Path | None, keep_table: bool, depth: int):
         super().__init__(out_dir, keep_table)
         self.segment, self.k = s, s.k
+        senders = [j for j in range(len(owners)) if j != s.k]
+        self.neighbours = {j for j in senders if owners[j] == owners[s.k]}  # segments of the same worker
+        self.returned = [j for j in senders if owners[j] == _ring(owners)[owners[s.k]] != owners[s.k]]
+        self.handed: dict[tuple[int, int], list[np.ndarray]] = {}  # (neighbour, pass) -> its marks for this one
         self.outbox: dict[int, list[np.ndarray]] = {}
         self.crossing = 0
         self.proposed: tuple[dict, dict] | None = None
@@ -613,8 +710,8 @@ def _this_worker():
     return _distributed().get_worker()
 
 
-def _open(token: str, puzzle: Puzzle, s: Segment, starts: np.ndarray, out: Path | None, keep_table: bool,
-          resumed: dict | None, depth: int) -> dict:
+def _open(token: str, puzzle: Puzzle, s: Segment, starts: np.ndarray, owners: list[str], out: Path | None,
+          keep_table: bool, resumed: dict | None, depth: int) -> dict:
     """Hold segment ``s`` in this worker, for pass ``depth`` next: new first tables, or a
     resumed checkpoint's files."""
     threads = _this_worker().state.nthreads
@@ -627,7 +724,7 @@ def _open(token: str, puzzle: Puzzle, s: Segment, starts: np.ndarray, out: Path 
         if s.k in held.segments:
             raise PuzzleError(f"segment {s.k} was opened twice (Dask ran its task again after losing a worker); "
                               "run it again")
-        store = HeldStore(s, [j for j in range(len(starts) + 1) if j != s.k], out, keep_table, depth)
+        store = HeldStore(s, owners, out, keep_table, depth)
         held.segments[s.k] = (s, store)
     with held.visiting:
         if resumed is None:
@@ -647,8 +744,11 @@ def _open(token: str, puzzle: Puzzle, s: Segment, starts: np.ndarray, out: Path 
 
 def _visit(token: str, k: int, depth: int, room: int, receive: bool, _after=None, *parts) -> dict:
     """Pass ``depth`` over segment ``k``, after the tasks ``_after`` of the pass before (its
-    receive, or its visit and the takes of its marks) and, with ``receive``, receiving
-    first what the takes of that pass for it (``parts``) hand it."""
+    receive, or its visit, the takes of its marks and the visits of the worker's other
+    segments) and, with ``receive``, receiving first what the pass before sent it: from
+    the other workers' segments, what their visits or takes for this worker (``parts``,
+    in the order of the segments) hand it. Reports to the client as a Dask event and
+    returns the marks for the next worker's segments (see :func:`_hand_out`)."""
     t0 = time.perf_counter()
     held = _held(token)
     s, store = _held(token, k)
@@ -664,10 +764,22 @@ def _visit(token: str, k: int, depth: int, room: int, receive: bool, _after=None
         files = store.propose()
         if store.dir is not None:
             os.sync()
-        return {"layer": layer, "kept": kept, "total": total, "carried": store.carried.get(k, 0), "files": files,
-                "sent": {j: sum(b.nbytes for b in blocks) for j, blocks in store.outbox.items()},
-                "crossing": store.crossing, "received": received, "seconds": time.perf_counter() - t0,
-                "peak_memory": peak_rss()}
+        sent = [[j, sum(b.nbytes for b in blocks)] for j, blocks in store.outbox.items()]
+        marks = _hand_out(held, store, depth)
+    _this_worker().log_event(_topic(token), {
+        "key": f"{_visit_key(depth, k)}-{token}", "layer": layer, "kept": kept, "total": total,
+        "carried": store.carried.get(k, 0), "files": files, "sent": sent, "crossing": store.crossing,
+        "received": received, "seconds": time.perf_counter() - t0, "peak_memory": peak_rss()})
+    return marks
+
+
+def _hand_out(held: _Held, store: HeldStore, depth: int) -> dict[int, list[np.ndarray]]:
+    """Hand the packed marks a segment sent in pass ``depth`` to the worker's other
+    segments (in this process), and return those for the segments of the next worker in
+    the ring (the visit's result); the rest stay in its outbox for takes."""
+    for j in store.neighbours:
+        held.segments[j][1].handed[store.k, depth] = store.outbox.pop(j, [])
+    return {j: store.outbox.pop(j, []) for j in store.returned}
 
 
 def _take(token: str, k: int, targets: list[int], depth: int, _visited=None) -> dict[int, list[np.ndarray]]:
@@ -683,12 +795,16 @@ def _take(token: str, k: int, targets: list[int], depth: int, _visited=None) -> 
 def _accept(store: HeldStore, depth: int, senders: list[int], parts: Sequence[dict[int, list[np.ndarray]]]
             ) -> tuple[int, dict[str, str]]:
     """Give ``store`` the marks that segments ``senders`` sent to its segment in pass
-    ``depth`` (``parts``: their takes for this worker, in that order; once, after its own
-    visit of that pass); (their bytes, the file written)."""
+    ``depth`` (once, after its own visit of that pass): those of the worker's other
+    segments as they handed them, the others' from ``parts`` (their visits' or takes'
+    results for this worker, in the order of ``senders``); (their bytes, the file
+    written)."""
     if store.visited != depth or any(store.received_from[k] != depth - 1 for k in senders):
         raise _ran_twice(depth)
     store.received_from.update(dict.fromkeys(senders, depth))
-    blocks = [b for part in parts for b in part[store.k]]
+    shipped = iter(parts)
+    blocks = [b for k in senders
+              for b in (store.handed.pop((k, depth)) if k in store.neighbours else next(shipped)[store.k])]
     return sum(b.nbytes for b in blocks), store.arrive(depth, blocks)
 
 
