@@ -99,8 +99,9 @@ def main() -> None:
         pub_nodes, pub_s = PUBLISHED.get(h, (0, None))
         summary.append((h if label == h else f"{label} ({h})", sum(nodes), statistics.mean(nodes), sum(r.seconds for r in rows), wall, load, build_s, mb,
                         pub_nodes, pub_s))
+        published = f"{pub_nodes:,}" if pub_nodes else "none"
         print(f"{h}: 100 solved, lengths sum {sum(r.length for r in rows)}, nodes {sum(nodes):,} "
-              f"(mean {statistics.mean(nodes):,.0f}; published {f"{pub_nodes:,}" if pub_nodes else "none"}), search {sum(r.seconds for r in rows):.2f} s "
+              f"(mean {statistics.mean(nodes):,.0f}; published {published}), search {sum(r.seconds for r in rows):.2f} s "
               f"summed, {wall:.2f} s wall on {args.threads} threads; tables loaded in {load:.1f} s; "
               f"build {build_s:.0f} s, {mb:.0f} MB on disk", flush=True)
         first = first or rows
