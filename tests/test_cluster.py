@@ -73,15 +73,16 @@ def test_workers_of_several_threads_holding_several_segments(tmp_path):
 def test_large_marks_taken_in_by_receive_tasks(client, monkeypatch, receive_at):
     """Past RECEIVE_AT bytes a segment, a pass's marks are taken in by receive tasks before
     the next pass (0: every pass after the first; 600 bytes: the larger layers of 3x3 and
-    flip:5x5 only, the others taken by the visits): the same results, every byte checked."""
+    flip:5x5 only, the others collected and merged by the visits): the same results,
+    every byte checked. A chain a worker, one link a sending worker."""
     from puzzlespace.explore import cluster
 
     used, chains = [], {}
     submit_receives, submit = cluster._Run._submit_receives, cluster._Run.submit
 
-    def spy(run, function, *args, **kwargs):  # each receive: (target, pass) -> the senders of each link
+    def spy(run, function, *args, **kwargs):  # each receive: (target worker, pass) -> the senders of each link
         if function is cluster._receive:
-            chains.setdefault((args[1], args[2]), []).append([run.owners[k] for k in args[3]])
+            chains.setdefault((run.owners[args[1][0]], args[2]), []).append(args[3])
         return submit(run, function, *args, **kwargs)
 
     monkeypatch.setattr(cluster, "RECEIVE_AT", receive_at)
@@ -93,17 +94,19 @@ def test_large_marks_taken_in_by_receive_tasks(client, monkeypatch, receive_at):
             used.clear()
             chains.clear()
             reports = []
-            result = explore_distributed(ps.load_puzzle(name), client, segments=segments,
-                                         workers=workers(client, count), keep_table=True, antipode_limit=20,
-                                         layer_done=reports.append)
+            owners = workers(client, count)
+            result = explore_distributed(ps.load_puzzle(name), client, segments=segments, workers=owners,
+                                         keep_table=True, antipode_limit=20, layer_done=reports.append)
             assert_same(result, reference(name))
-            assert used and (len(used) < len(reports) - 1 if receive_at else used == list(range(len(reports) + cluster.AHEAD)))
-            # a chain a target: one link a sending worker, every other segment in one link
+            every = list(range(len(reports) + cluster.AHEAD))  # the passes after the last layer included
+            assert used and (len(used) < len(reports) - 1 if receive_at else used == every)
             assert sorted({depth for _, depth in chains}) == sorted(used)
-            for links in chains.values():
-                assert all(len(set(owners)) == 1 for owners in links)
-                assert len({owners[0] for owners in links}) == len(links)
-                assert sum(map(len, links)) == segments - 1
+            for (target, _), links in chains.items():
+                senders = [{owners[k % count] for k in link} for link in links]
+                assert all(len(s) == 1 for s in senders) and len(set().union(*senders)) == len(links)
+                mine = [k for k in range(segments) if owners[k % count] == target]
+                assert sorted(k for link in links for k in link) == [
+                    k for k in range(segments) if k not in mine or len(mine) > 1]
 
 
 def test_which_worker_owns_which_segment_changes_nothing(client):
@@ -113,6 +116,21 @@ def test_which_worker_owns_which_segment_changes_nothing(client):
         result = explore_distributed(ps.load_puzzle("3x3"), client, segments=5, workers=owners, keep_table=True,
                                      antipode_limit=20)
         assert_same(result, ref)
+
+
+@pytest.mark.parametrize("direct", [0, 100])
+def test_marks_collected_a_worker_or_taken_by_each_visit_give_the_same(client, monkeypatch, direct):
+    """Up to DIRECT_SEGMENTS segments a visit takes its marks from the tasks that hold
+    them, past it a collect a worker hands them over (0: always; 100: never): the same
+    results on one to four workers, with several segments a worker."""
+    from puzzlespace.explore import cluster
+
+    monkeypatch.setattr(cluster, "DIRECT_SEGMENTS", direct)
+    for name in ("3x3", "flip:5x5"):
+        for segments, count in ((1, 1), (3, 1), (5, 2), (9, 4)):
+            assert_same(explore_distributed(ps.load_puzzle(name), client, segments=segments,
+                                            workers=workers(client, count), keep_table=True, antipode_limit=20),
+                        reference(name))
 
 
 def crossing_moves(name: str, segments: int) -> list[int]:

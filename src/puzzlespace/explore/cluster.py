@@ -17,14 +17,17 @@ that touches a segment is pinned to its owner. A pass over layer ``d`` is, per s
    in a task a segment and worker (not a segment and segment: many segments on few
    workers stay cheap to schedule).
 
-The marks a pass sends are the targets' for the next pass. With ``out_dir``, a
-``receive`` task writes them to the target's ``sent-<d>-<k>.bin`` file before the
-checkpoint names it (the checkpoint is the segments engine's, and either engine resumes
-the other's); without it, they are merged into the target's table as they arrive, by
-the target's next visit or, when they are large, by a chain of ``receive`` tasks before
-it, one sending worker's marks a link, and the client submits :data:`AHEAD` passes
-before it waits for the first of them (after the last layer, that many passes over
-empty layers run for nothing).
+The marks a pass sends are the targets' for the next pass, and each worker takes in
+those for its segments (a task a worker, so that a pass schedules dependencies in
+proportion to segments times workers, not to segments squared): with ``out_dir``, a
+``receive`` writes them to the targets' ``sent-<d>-<k>.bin`` files before the checkpoint
+names them (the checkpoint is the segments engine's, and either engine resumes the
+other's); without it, a ``collect`` hands them to the targets, whose next visits merge
+them, or, when they are large, a chain of ``receive`` tasks, one sending worker's marks
+a link, merges them first. With few segments (:data:`DIRECT_SEGMENTS`) the visits take
+them straight from the tasks that hold them instead, a hop less. Without files the
+client submits :data:`AHEAD` passes before it waits for the first of them (after the
+last layer, that many passes over empty layers run for nothing).
 
 Each visit reports its counts and files to the client as a Dask event (its result being
 marks, which the client never fetches). The client waits for each pass, writes the
@@ -44,6 +47,7 @@ memory is not Dask's to spill: a local cluster is started with pausing and spill
 from __future__ import annotations
 
 import os
+import queue
 import threading
 import time
 import uuid
@@ -66,13 +70,17 @@ from .segments import (Segment, SegmentStore, crc_text, file_errors, file_parts,
                        prepare, result_of, visit)
 
 #: Bytes of marks a segment that make the next pass take them in with chains of receive
-#: tasks (a task a sending worker: a sender's copy goes as soon as the chains of its
-#: target worker have merged it, and a target takes in one sender's marks at a time).
+#: tasks (a task a sending worker: a sender's copy goes as soon as the chain of its
+#: target worker has merged it, and a worker takes in one sender's marks at a time).
 RECEIVE_AT = 4 << 20
 #: Passes submitted ahead of the one the client waits for, without files (with them, the
 #: client writes each pass's checkpoint before it submits the next): the workers need
 #: not wait for the client between passes.
 AHEAD = 2
+#: Segments up to which a visit takes the marks sent to it straight from the tasks on
+#: other workers that hold them (a hop less, but a pass then makes segments²
+#: dependencies); past it, a collect a worker takes them in first.
+DIRECT_SEGMENTS = 12
 #: Seconds between checks that every worker holding segments is still there.
 POLL = 1.0
 #: Seconds the client waits for a finished visit's report (a Dask event, sent before the
@@ -270,7 +278,7 @@ class _Run:
     threads: int = 0
     peak_memory: int = 0
     receives: dict[int, list] = field(default_factory=dict)  # pass -> its receive tasks, until checked
-    received: list | None = None  # the receive tasks the next pass submitted waits for
+    intake: dict[str, object] = field(default_factory=dict)  # worker -> the task the next pass's visits there wait for
     last_sent: int = 0  # bytes of marks the last pass tallied sent
     takes: dict = field(default_factory=dict)  # (from segment, to worker) -> the take task of the last pass submitted
     visits: list | None = None  # the visits of the last pass submitted
@@ -352,30 +360,42 @@ class _Run:
 
     def _submit_pass(self, depth: int, room: int) -> list:
         """Submit pass ``depth``'s tasks: a visit of every segment, the takes of its marks
-        for every worker owning other segments and, with files, every segment's receive;
-        returns the visits. Without files a visit receives the takes of the pass before
-        itself, unless that pass's marks are large (the last pass tallied sent
-        ``RECEIVE_AT`` bytes a segment or more): then receives take them in first, and the
-        senders' copies are let go before the next pass fills its own."""
+        for the workers past the next in the ring and, with files, every worker's
+        receive; returns the visits.
+
+        A visit takes in the marks of the pass before: with files, after its worker's
+        receive wrote them to the segments' files; without, when they are large (the last
+        pass tallied sent ``RECEIVE_AT`` bytes a segment or more), after its worker's chain
+        of receives merged them (so that the senders' copies are let go before the next
+        pass fills its own), and otherwise by merging them itself first: straight from
+        the tasks that hold them (one hop between workers) with up to
+        :data:`DIRECT_SEGMENTS` segments, else after its worker's collect of them (a
+        hop more, but a pass then schedules dependencies in proportion to segments times
+        workers, not to segments squared)."""
         n = len(self.owners)
-        if self.out is None and self.visits is not None and self.last_sent >= RECEIVE_AT * n:
-            self._submit_receives(depth - 1)
-        received, self.received = self.received, None
+        receive = self.out is None and self.visits is not None and self.last_sent < RECEIVE_AT * n
+        direct = receive and n <= DIRECT_SEGMENTS
+        if self.out is None and self.visits is not None and not direct:
+            (self._submit_collects if receive else self._submit_receives)(depth - 1)
+        intake, self.intake = self.intake, {}
 
-        def after(k: int) -> tuple:  # _visit's arguments after ``room``: what must be done first, then the marks
-            if self.visits is None or received is not None:
-                return False, received
+        def after(k: int) -> tuple:  # what must be done first, then the senders and their marks when direct
+            if self.visits is None:
+                return [], []
             mine = self.owners[k]
-            return (True, [self.visits[k]] + [self.takes[k, worker] for worker in self._takers(k)]
-                    + [self.visits[j] for j in self.held[mine] if j != k],
-                    *[self._marks(j, mine) for j in range(n) if self.owners[j] != mine])
+            takes = [self.takes[k, worker] for worker in self._takers(k)]
+            if direct:  # the segment's own visit and its worker's others' (which hand theirs in-process)
+                senders = [j for j in range(n) if self.owners[j] != mine]
+                return ([*takes, *[self.visits[j] for j in self.held[mine]]], senders,
+                        *[self._marks(j, mine) for j in senders])
+            return [intake[mine], *takes], []
 
-        visits = self.visits = [self.submit(_visit, self.token, k, depth, room, *after(k), worker=self.owners[k],
-                                            key=_visit_key(depth, k)) for k in range(n)]
+        visits = self.visits = [self.submit(_visit, self.token, k, depth, room, receive, *after(k),
+                                            worker=self.owners[k], key=_visit_key(depth, k)) for k in range(n)]
         # Not kept in flight: a take's marks are let go as soon as the tasks that need them are done.
         self.takes = {(k, worker): self.submit(_take, self.token, k, targets, depth, visits[k], worker=self.owners[k],
                                                key=f"take-{depth}-{k}-{targets[0]}", keep=False)
-                      for k in range(n) for worker, targets in self._takers(k).items()}
+                      for k in range(len(self.owners)) for worker, targets in self._takers(k).items()}
         if self.out is not None:
             self._submit_receives(depth)
         return visits
@@ -391,28 +411,36 @@ class _Run:
         (another than its owner): its visit's, or a take's."""
         return self.visits[k] if worker == self.next_worker[self.owners[k]] else self.takes[k, worker]
 
+    def _submit_collects(self, depth: int) -> None:
+        """Submit, for every worker, the collect of the marks that the other workers'
+        segments sent to its segments in pass ``depth``, after its own visits of the pass
+        (which hand each other theirs)."""
+        for worker, segs in self.held.items():
+            senders = [k for k in range(len(self.owners)) if self.owners[k] != worker]
+            self.intake[worker] = self.submit(_collect, self.token, segs, depth, senders,
+                                              [self.visits[j] for j in segs],
+                                              *[self._marks(k, worker) for k in senders], worker=worker,
+                                              key=f"collect-{depth}-{segs[0]}")
+
     def _submit_receives(self, depth: int) -> None:
-        """Submit every segment's receives of the marks sent to it in pass ``depth``: with
-        files one receive writes them all to its file; in memory a chain of receives
-        merges them, one sending worker's at a time, so that a worker holds no more than
-        one worker's marks for a segment as they come in. The next pass's visits wait for
-        every chain (and so for every take of the pass)."""
-        n = len(self.owners)
-        links, ends = [], []
-        for j in range(n):
-            senders = [(j + i) % n for i in range(1, n)]  # each target starts with a different sender
-            groups: dict[str, list[int]] = {}
-            for k in senders:
-                groups.setdefault(self.owners[k] if self.out is None else "", []).append(k)
-            before, mine = self.visits[j], self.owners[j]
-            for group in groups.values() or [[]]:
-                here = [self.visits[k] for k in group if self.owners[k] == mine]  # their marks are handed in-process
-                before = self.submit(_receive, self.token, j, depth, group, [before, *here],
-                                     *[self._marks(k, mine) for k in group if self.owners[k] != mine], worker=mine,
-                                     key=f"receive-{depth}-{j}-{len(links)}")
-                links.append(before)
-            ends.append(before)
-        self.receives[depth], self.received = links, ends
+        """Submit, for every worker, the receives of the marks sent to its segments in pass
+        ``depth``, after its own visits of the pass: with files, one receive writes them
+        to the segments' files; in memory a chain of receives merges them, one sending
+        worker's at a time (each worker's chain starting with a different one, its own
+        last), so that a worker holds no more than one worker's marks as they come in."""
+        order, links = list(self.held), []
+        for t, (worker, segs) in enumerate(self.held.items()):
+            groups = [list(range(len(self.owners)))] if self.out is not None else [
+                self.held[sender] for sender in order[t + 1:] + order[:t + 1] if sender != worker or len(segs) > 1]
+            before = [self.visits[j] for j in segs]
+            for group in groups or [[]]:
+                here = [self.visits[k] for k in group if self.owners[k] == worker]  # handed in-process
+                before = [self.submit(_receive, self.token, segs, depth, group, before + here,
+                                      *[self._marks(k, worker) for k in group if self.owners[k] != worker],
+                                      worker=worker, key=f"receive-{depth}-{segs[0]}-{len(links)}")]
+                links.append(before[0])
+            self.intake[worker] = before[0]
+        self.receives[depth] = links
 
     def _tally(self, depth: int, summaries: list[dict], arrived: list[dict], checked: int,
                seconds: float) -> LayerReport:
@@ -450,19 +478,19 @@ class _Run:
         """The results of ``futures`` (with ``reported``: visits, their reports, and the
         futures are let go once read), in order; stop with a PuzzleError as soon as a
         worker holding segments has left the cluster."""
-        distributed = _distributed()
-        pending, results = set(futures), {}
-        while pending:
+        finished: queue.SimpleQueue = queue.SimpleQueue()
+        for future in futures:  # called once each, as it finishes (not when its result is lost with a worker)
+            future.add_done_callback(finished.put)
+        results = {}
+        while len(results) < len(futures):
             try:
-                done, pending = distributed.wait(pending, timeout=POLL, return_when="FIRST_COMPLETED")
-            except (TimeoutError, distributed.TimeoutError):
-                done = set()
-            for future in done:
-                results[future.key] = self._report_of(future, depth) if reported else self._result(future, depth)
-                if each:
-                    each(results[future.key])
-            if not done:
+                future = finished.get(timeout=POLL)
+            except queue.Empty:
                 self._check_workers(depth)
+                continue
+            results[future.key] = self._report_of(future, depth) if reported else self._result(future, depth)
+            if each:
+                each(results[future.key])
         return [results[f.key] for f in futures]
 
     def _result(self, future, depth: int):
@@ -742,17 +770,20 @@ def _open(token: str, puzzle: Puzzle, s: Segment, starts: np.ndarray, owners: li
     return {"files": files, "carried": store.carried.get(s.k, 0), "threads": held.threads}
 
 
-def _visit(token: str, k: int, depth: int, room: int, receive: bool, _after=None, *parts) -> dict:
-    """Pass ``depth`` over segment ``k``, after the tasks ``_after`` of the pass before (its
-    receive, or its visit, the takes of its marks and the visits of the worker's other
-    segments) and, with ``receive``, receiving first what the pass before sent it: from
-    the other workers' segments, what their visits or takes for this worker (``parts``,
-    in the order of the segments) hand it. Reports to the client as a Dask event and
-    returns the marks for the next worker's segments (see :func:`_hand_out`)."""
+def _visit(token: str, k: int, depth: int, room: int, receive: bool, _after, senders: list[int], *parts) -> dict:
+    """Pass ``depth`` over segment ``k``, after the tasks ``_after`` of the pass before
+    (its worker's intake of the marks, or the visits of its worker's segments; and the
+    takes of the segment's marks) and, with ``receive``, merging first the marks that
+    pass sent it: handed to it by its worker's other segments, and by the collect or,
+    from the other workers' segments ``senders``, in ``parts`` (as :func:`_collect`'s).
+    Reports to the client as a Dask event and returns the marks for the next worker's
+    segments (see :func:`_hand_out`)."""
     t0 = time.perf_counter()
     held = _held(token)
     s, store = _held(token, k)
-    received = _accept(store, depth - 1, list(store.received_from), parts)[0] if receive else 0
+    if receive:
+        _collect(token, [k], depth - 1, senders, None, *parts)
+    received = _accept(store, depth - 1, list(store.received_from))[0] if receive else 0
     if store.visited != depth - 1 or any(done != depth - 1 for done in store.received_from.values()):
         raise _ran_twice(depth)
     store.visited = depth
@@ -776,10 +807,11 @@ def _visit(token: str, k: int, depth: int, room: int, receive: bool, _after=None
 def _hand_out(held: _Held, store: HeldStore, depth: int) -> dict[int, list[np.ndarray]]:
     """Hand the packed marks a segment sent in pass ``depth`` to the worker's other
     segments (in this process), and return those for the segments of the next worker in
-    the ring (the visit's result); the rest stay in its outbox for takes."""
-    for j in store.neighbours:
-        held.segments[j][1].handed[store.k, depth] = store.outbox.pop(j, [])
-    return {j: store.outbox.pop(j, []) for j in store.returned}
+    the ring (the visit's result: packed blocks by target segment, for the targets that
+    have any); the rest stay in its outbox for takes."""
+    for j in store.neighbours & store.outbox.keys():
+        held.segments[j][1].handed[store.k, depth] = store.outbox.pop(j)
+    return {j: store.outbox.pop(j) for j in store.returned if j in store.outbox}
 
 
 def _take(token: str, k: int, targets: list[int], depth: int, _visited=None) -> dict[int, list[np.ndarray]]:
@@ -789,32 +821,48 @@ def _take(token: str, k: int, targets: list[int], depth: int, _visited=None) -> 
     if store.visited != depth or any(store.taken.get(j) == depth for j in targets):
         raise _ran_twice(depth)
     store.taken.update(dict.fromkeys(targets, depth))
-    return {j: store.outbox.pop(j, []) for j in targets}
+    return {j: store.outbox.pop(j) for j in targets if j in store.outbox}
 
 
-def _accept(store: HeldStore, depth: int, senders: list[int], parts: Sequence[dict[int, list[np.ndarray]]]
-            ) -> tuple[int, dict[str, str]]:
+def _accept(store: HeldStore, depth: int, senders: list[int]) -> tuple[int, dict[str, str]]:
     """Give ``store`` the marks that segments ``senders`` sent to its segment in pass
-    ``depth`` (once, after its own visit of that pass): those of the worker's other
-    segments as they handed them, the others' from ``parts`` (their visits' or takes'
-    results for this worker, in the order of ``senders``); (their bytes, the file
-    written)."""
+    ``depth``, as they were handed to it (once, after its own visit of that pass; a
+    sender that handed nothing sent nothing, and the client checks that every byte sent
+    was received); (their bytes, the file written)."""
     if store.visited != depth or any(store.received_from[k] != depth - 1 for k in senders):
         raise _ran_twice(depth)
     store.received_from.update(dict.fromkeys(senders, depth))
-    shipped = iter(parts)
-    blocks = [b for k in senders
-              for b in (store.handed.pop((k, depth)) if k in store.neighbours else next(shipped)[store.k])]
+    blocks = [b for k in senders for b in store.handed.pop((k, depth), ())]
     return sum(b.nbytes for b in blocks), store.arrive(depth, blocks)
 
 
-def _receive(token: str, j: int, depth: int, senders: list[int], _before, *parts: dict[int, list[np.ndarray]]
-             ) -> dict:
-    """Give segment ``j`` the marks that ``senders`` sent to it in pass ``depth``, after
-    the task ``_before`` (its visit of the pass, or the receive before in its chain)."""
-    store = _held(token, j)[1]
-    received, files = _accept(store, depth, senders, parts)
-    store.propose(files)
+def _collect(token: str, targets: list[int], depth: int, senders: list[int], _before,
+             *parts: dict[int, list[np.ndarray]]) -> None:
+    """Hand this worker's segments ``targets`` (all it owns, or for a visit its own) the
+    marks that the other workers' segments ``senders`` sent them in pass ``depth``
+    (``parts``: those segments' visits' or takes' results for this worker, in that
+    order), after the task ``_before`` (its own visits of the pass)."""
+    stores = {j: _held(token, j)[1] for j in targets}
+    for k, part in zip(senders, parts):
+        for j in stores.keys() & part.keys():
+            if (k, depth) in stores[j].handed:
+                raise _ran_twice(depth)
+            stores[j].handed[k, depth] = part[j]
+
+
+def _receive(token: str, targets: list[int], depth: int, senders: list[int], _before,
+             *parts: dict[int, list[np.ndarray]]) -> dict:
+    """Give this worker's segments ``targets`` (all it owns) the marks that ``senders``
+    sent them in pass ``depth`` (``parts``: as :func:`_collect`'s, for the senders of
+    other workers), after the tasks ``_before`` (its visits of the pass, or the receive
+    before in its chain, and the visits of the senders it owns)."""
+    _collect(token, targets, depth, [k for k in senders if k not in targets], None, *parts)
+    received, files = 0, {}
+    for j in targets:
+        store = _held(token, j)[1]
+        got, written = _accept(store, depth, [k for k in senders if k != j])
+        store.propose(written)
+        received, files = received + got, dict(files, **written)
     return {"bytes": received, "files": files}
 
 
