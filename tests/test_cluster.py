@@ -74,7 +74,8 @@ def test_large_marks_taken_in_by_receive_tasks(client, monkeypatch, receive_at):
     """Past RECEIVE_AT bytes a segment, a pass's marks are taken in by receive tasks before
     the next pass (0: every pass after the first; 600 bytes: the larger layers of 3x3 and
     flip:5x5 only, the others collected and merged by the visits): the same results,
-    every byte checked. A chain a worker, one link a sending worker."""
+    every byte checked. A chain a worker, one link a sending worker; the next visits do
+    not wait on the takes themselves (which would hold their marks until they end)."""
     from puzzlespace.explore import cluster
 
     used, chains = [], {}
@@ -83,6 +84,8 @@ def test_large_marks_taken_in_by_receive_tasks(client, monkeypatch, receive_at):
     def spy(run, function, *args, **kwargs):  # each receive: (target worker, pass) -> the senders of each link
         if function is cluster._receive:
             chains.setdefault((run.owners[args[1][0]], args[2]), []).append(args[3])
+        if function is cluster._visit and not args[4]:  # merged before it: no take's marks held until it ends
+            assert not [f for f in args[5] if f.key.startswith("take-")]
         return submit(run, function, *args, **kwargs)
 
     monkeypatch.setattr(cluster, "RECEIVE_AT", receive_at)

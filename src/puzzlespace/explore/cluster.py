@@ -371,7 +371,9 @@ class _Run:
         the tasks that hold them (one hop between workers) with up to
         :data:`DIRECT_SEGMENTS` segments, else after its worker's collect of them (a
         hop more, but a pass then schedules dependencies in proportion to segments times
-        workers, not to segments squared)."""
+        workers, not to segments squared). Except straight, a visit waits for every
+        worker's receive or collect, and so for every take of its segment's marks (which
+        must have left its outbox before it is refilled), without holding their copies."""
         n = len(self.owners)
         receive = self.out is None and self.visits is not None and self.last_sent < RECEIVE_AT * n
         direct = receive and n <= DIRECT_SEGMENTS
@@ -382,13 +384,12 @@ class _Run:
         def after(k: int) -> tuple:  # what must be done first, then the senders and their marks when direct
             if self.visits is None:
                 return [], []
+            if not direct:  # every worker's intake: so also every take of the segment's marks, whose copies
+                return list(intake.values()), []  # are let go when taken in, not held until this visit ends
             mine = self.owners[k]
-            takes = [self.takes[k, worker] for worker in self._takers(k)]
-            if direct:  # the segment's own visit and its worker's others' (which hand theirs in-process)
-                senders = [j for j in range(n) if self.owners[j] != mine]
-                return ([*takes, *[self.visits[j] for j in self.held[mine]]], senders,
-                        *[self._marks(j, mine) for j in senders])
-            return [intake[mine], *takes], []
+            senders = [j for j in range(n) if self.owners[j] != mine]
+            first = [self.takes[k, worker] for worker in self._takers(k)] + [self.visits[j] for j in self.held[mine]]
+            return first, senders, *[self._marks(j, mine) for j in senders]
 
         visits = self.visits = [self.submit(_visit, self.token, k, depth, room, receive, *after(k),
                                             worker=self.owners[k], key=_visit_key(depth, k)) for k in range(n)]
