@@ -396,7 +396,7 @@ class _Run:
         # Not kept in flight: a take's marks are let go as soon as the tasks that need them are done.
         self.takes = {(k, worker): self.submit(_take, self.token, k, targets, depth, visits[k], worker=self.owners[k],
                                                key=f"take-{depth}-{k}-{targets[0]}", keep=False)
-                      for k in range(len(self.owners)) for worker, targets in self._takers(k).items()}
+                      for k in range(n) for worker, targets in self._takers(k).items()}
         if self.out is not None:
             self._submit_receives(depth)
         return visits
@@ -506,6 +506,7 @@ class _Run:
         self._fail(future, depth)
 
     def _fail(self, future, depth: int):
+        """Raise a failed task's error, a lost worker named first."""
         self._check_workers(depth)
         _raise_remote(future, depth, self.out)
 
