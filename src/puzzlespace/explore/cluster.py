@@ -24,8 +24,8 @@ proportion to segments times workers, not to segments squared): with ``out_dir``
 names them (the checkpoint is the segments engine's, and either engine resumes the
 other's); without it, a ``collect`` hands them to the targets, whose next visits merge
 them, or, when they are large, a chain of ``receive`` tasks, one sending worker's marks
-a link, merges them first. With few segments (:data:`DIRECT_SEGMENTS`) the visits take
-them straight from the tasks that hold them instead, a hop less. Without files the
+a link, merges them first. With few segments (:data:`DIRECT_SEGMENTS`) and small marks
+the visits take them straight from the tasks that hold them instead, a hop less. Without files the
 client submits :data:`AHEAD` passes before it waits for the first of them (after the
 last layer, that many passes over empty layers run for nothing).
 
@@ -39,7 +39,8 @@ continues from the last checkpoint on any number of workers.
 
 Worker memory: the segments it holds (2 bits per state, or one segment at a time with
 ``out_dir``), mark buffers per thread and the packed marks in flight: its own outgoing
-marks of a pass and, as they come in, one sending worker's for its segments. That
+marks of a pass and, as they come in, one sending worker's for its segments (all
+senders' at once when they are small or go to files). That
 memory is not Dask's to spill: a local cluster is started with pausing and spilling off
 (see :func:`local_cluster`).
 """
@@ -75,8 +76,10 @@ from .segments import (Segment, SegmentStore, crc_text, file_errors, file_parts,
 RECEIVE_AT = 4 << 20
 #: Passes submitted ahead of the one the client waits for, without files (with them, the
 #: client writes each pass's checkpoint before it submits the next): the workers need
-#: not wait for the client between passes.
-AHEAD = 2
+#: not wait for the client between passes. One: how a pass's marks are taken in is
+#: decided from the last pass tallied, and each pass further ahead lets a growing layer
+#: outgrow :data:`RECEIVE_AT` more before the chains of receives take over.
+AHEAD = 1
 #: Segments up to which a visit takes the marks sent to it straight from the tasks on
 #: other workers that hold them (a hop less, but a pass then makes segments²
 #: dependencies); past it, a collect a worker takes them in first.
@@ -534,7 +537,9 @@ class _Run:
         segments from every worker still there (after an error or Ctrl-C, a task that
         starts all the same finds no segment to touch). The tasks are released, not
         cancelled: Dask's cancel fails on a task whose dependents no client holds (a take)."""
-        for future in [*self.in_flight, *self.takes.values()]:
+        held = [*self.in_flight, *self.takes.values(), *(self.visits or []), *self.intake.values()]
+        for future in held + [f for visits in self.ahead for f in visits] + [
+                f for links in self.receives.values() for f in links]:
             future.release()
         self.reports.clear()
         try:
@@ -774,7 +779,7 @@ def _open(token: str, puzzle: Puzzle, s: Segment, starts: np.ndarray, owners: li
 
 def _visit(token: str, k: int, depth: int, room: int, receive: bool, _after, senders: list[int], *parts) -> dict:
     """Pass ``depth`` over segment ``k``, after the tasks ``_after`` of the pass before
-    (its worker's intake of the marks, or the visits of its worker's segments; and the
+    (every worker's intake of the marks, or the visits of its worker's segments and the
     takes of the segment's marks) and, with ``receive``, merging first the marks that
     pass sent it: handed to it by its worker's other segments, and by the collect or,
     from the other workers' segments ``senders``, in ``parts`` (as :func:`_collect`'s).
