@@ -698,6 +698,10 @@ class HeldStore(SegmentStore):
     def delivers(self) -> bool:
         return True  # with files or without: the marks leave the worker packed
 
+    def hand(self, targets) -> dict[int, list[np.ndarray]]:
+        """Take out of the outbox the packed marks for ``targets`` that have any, by target."""
+        return {j: self.outbox.pop(j) for j in targets if j in self.outbox}
+
     def deliver(self, k: int, block: np.ndarray) -> None:
         self.outbox.setdefault(k, []).append(block)
 
@@ -818,7 +822,7 @@ def _hand_out(held: _Held, store: HeldStore, depth: int) -> dict[int, list[np.nd
     have any); the rest stay in its outbox for takes."""
     for j in store.neighbours & store.outbox.keys():
         held.segments[j][1].handed[store.k, depth] = store.outbox.pop(j)
-    return {j: store.outbox.pop(j) for j in store.returned if j in store.outbox}
+    return store.hand(store.returned)
 
 
 def _take(token: str, k: int, targets: list[int], depth: int, _visited=None) -> dict[int, list[np.ndarray]]:
@@ -828,7 +832,7 @@ def _take(token: str, k: int, targets: list[int], depth: int, _visited=None) -> 
     if store.visited != depth or any(store.taken.get(j) == depth for j in targets):
         raise _ran_twice(depth)
     store.taken.update(dict.fromkeys(targets, depth))
-    return {j: store.outbox.pop(j) for j in targets if j in store.outbox}
+    return store.hand(targets)
 
 
 def _accept(store: HeldStore, depth: int, senders: list[int]) -> tuple[int, dict[str, str]]:
