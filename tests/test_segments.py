@@ -172,6 +172,29 @@ def test_marks_are_grouped_by_segment_in_order(marks, starts):
         assert out[offsets[k]:offsets[k + 1]].tolist() == [m for m in marks.tolist() if edges[k] <= m < edges[k + 1]]
 
 
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 3 << 16), st.integers(0, 1 << 17), st.integers(0, 400))
+def test_marks_inside_a_segment_are_merged_and_the_others_kept_in_order(seed, span, lo, count):
+    """The one-loop merge of a segment's marks against merge_marks of those filtered in Python."""
+    from puzzlespace import bits
+    from puzzlespace.explore.segments import merge_inside
+
+    rng = np.random.default_rng(seed)
+    table = bits.new_table(span)
+    entries = rng.integers(0, 4, span)
+    for i in np.flatnonzero(entries):
+        bits.set2(table, int(i), int(entries[i]))
+    marks = rng.integers(max(0, lo - span), lo + 2 * span, count)
+    inside = marks[(marks >= lo) & (marks < lo + span)] - lo
+    want_table, want_blocks = table.copy(), bits.new_blocks(span)
+    want_added = bits.merge_marks(want_table, inside, len(inside), 1, want_blocks)
+    blocks, others = bits.new_blocks(span), np.empty_like(marks)
+    added, left = merge_inside(table, marks.copy(), lo, lo + span, 1, blocks, others)
+    assert (added, left) == (want_added, count - len(inside))
+    assert others[:left].tolist() == [m for m in marks.tolist() if not lo <= m < lo + span]
+    assert np.array_equal(table, want_table) and np.array_equal(blocks, want_blocks)
+
+
 @pytest.mark.parametrize("marks", ["packed", "bitmap"])
 def test_a_killed_out_of_core_run_resumes(tmp_path, marks):
     """SIGKILL in the middle of an out-of-core run: the same command with --resume ends

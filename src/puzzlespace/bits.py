@@ -99,7 +99,7 @@ def _cttz(typingctx, x):
 
 
 @intrinsic
-def _prefetch(typingctx, array, index):
+def prefetch(typingctx, array, index):
     """Ask the CPU to fetch ``array[index]`` into the cache for writing (LLVM ``prefetch``);
     no effect on the program's results, never faults."""
     def codegen(context, builder, signature, args):
@@ -191,16 +191,22 @@ def merge_marks(table, marks, count, value, blocks):
     added = 0
     for j in range(count):
         if j + MERGE_PREFETCH < count:
-            _prefetch(table, marks[j + MERGE_PREFETCH] >> 2)
-        i = marks[j]
-        k = i >> 2
-        byte = np.int64(table[k])
-        s = (i & 3) << 1
-        unseen = np.int64(((byte >> s) & 3) == UNSEEN)
-        table[k] = np.uint8(byte ^ (unseen * ((UNSEEN ^ value) << s)))
-        blocks[i >> BLOCK_BITS] |= np.uint8(unseen)
-        added += unseen
+            prefetch(table, marks[j + MERGE_PREFETCH] >> 2)
+        added += mark_state(table, marks[j], value, blocks)
     return added
+
+
+@nb.njit(nogil=True, inline="always")
+def mark_state(table, i, value, blocks):
+    """Set state ``i`` to ``value`` if it is UNSEEN, and then the flag of its block in
+    ``blocks``; return 1 if it was, else 0. No branch on the entry (see :func:`merge_marks`)."""
+    k = i >> 2
+    byte = np.int64(table[k])
+    s = (i & 3) << 1
+    unseen = np.int64(((byte >> s) & 3) == UNSEEN)
+    table[k] = np.uint8(byte ^ (unseen * ((UNSEEN ^ value) << s)))
+    blocks[i >> BLOCK_BITS] |= np.uint8(unseen)
+    return unseen
 
 
 @nb.njit(cache=True, nogil=True)

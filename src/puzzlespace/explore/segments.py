@@ -49,8 +49,8 @@ import numba as nb
 import numpy as np
 
 from .._version import __version__
-from ..bits import (BLOCK_BITS, close_and_step, close_layer, copy_layer, first_in_layer, layer_value, merge_marks,
-                    new_blocks, new_table, set2, table_bytes)
+from ..bits import (BLOCK_BITS, MERGE_PREFETCH, prefetch, close_and_step, close_layer, copy_layer, first_in_layer,
+                    layer_value, mark_state, merge_marks, new_blocks, new_table, set2, table_bytes)
 from ..contracts import PuzzleRules as Puzzle
 from ..errors import PuzzleError
 from ..resources import current_rss, free_disk, human, peak_rss
@@ -708,19 +708,23 @@ def _route(s: Segment, table, marks: np.ndarray, new: int, store: SegmentStore, 
 def merge_inside(table, marks, lo, hi, value, blocks, others):
     """Merge the marks in ``[lo, hi)`` into ``table`` (which holds those ranks from
     ``lo``), as :func:`~puzzlespace.bits.merge_marks` does, and copy the others into
-    ``others``; return (states newly set, others copied). ``marks`` is overwritten (the
-    marks inside, from ``lo``, are gathered at its front)."""
-    count = 0
+    ``others``, in order; return (states newly set, others copied). One loop: the
+    branch on the segment is taken rarely and in runs (a move leaves its segment only
+    when it moves a leading token)."""
+    span = np.uint64(hi - lo)
+    count = marks.shape[0]
+    added = 0
     left = 0
-    for i in range(marks.shape[0]):
-        m = marks[i]
-        if lo <= m < hi:
-            marks[count] = m - lo
-            count += 1
-        else:
-            others[left] = m
+    for j in range(count):
+        if j + MERGE_PREFETCH < count:
+            prefetch(table, (marks[j + MERGE_PREFETCH] - lo) >> 2)  # never faults, even outside the table
+        i = marks[j] - lo
+        if np.uint64(i) >= span:
+            others[left] = marks[j]
             left += 1
-    return merge_marks(table, marks, count, value, blocks), left
+            continue
+        added += mark_state(table, i, value, blocks)
+    return added, left
 
 
 @nb.njit(cache=True, nogil=True)
