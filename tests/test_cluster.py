@@ -49,6 +49,18 @@ def test_cluster_matches_the_engine(client, name):
         assert_same(result, ref)
 
 
+def test_a_local_cluster_batches_messages_briefly(client):
+    """The streams of the cluster local_cluster starts wait STREAM_INTERVAL, not Dask's
+    2 to 10 ms, to batch messages."""
+    from puzzlespace.explore.cluster import STREAM_INTERVAL
+
+    assert client.scheduler_comm.interval == STREAM_INTERVAL
+    assert set(client.run(lambda dask_worker: dask_worker.batched_stream.interval).values()) == {STREAM_INTERVAL}
+    assert set(client.run_on_scheduler(lambda dask_scheduler: [
+        s.interval for s in [*dask_scheduler.stream_comms.values(), *dask_scheduler.client_comms.values()]])) \
+        == {STREAM_INTERVAL}
+
+
 def test_4x3_on_two_workers(client):
     p = ps.load_puzzle("4x3")
     ref = reference("4x3")
@@ -128,12 +140,22 @@ def test_marks_collected_a_worker_or_taken_by_each_visit_give_the_same(client, m
     results on one to four workers, with several segments a worker."""
     from puzzlespace.explore import cluster
 
+    collects, submit = [], cluster._Run.submit
+
+    def spy(run, function, *args, **kwargs):
+        if function is cluster._collect:
+            collects.append(args[2])
+        return submit(run, function, *args, **kwargs)
+
     monkeypatch.setattr(cluster, "DIRECT_SEGMENTS", direct)
+    monkeypatch.setattr(cluster._Run, "submit", spy)
     for name in ("3x3", "flip:5x5"):
         for segments, count in ((1, 1), (3, 1), (5, 2), (9, 4)):
+            collects.clear()
             assert_same(explore_distributed(ps.load_puzzle(name), client, segments=segments,
                                             workers=workers(client, count), keep_table=True, antipode_limit=20),
                         reference(name))
+            assert bool(collects) == (direct == 0)
 
 
 def crossing_moves(name: str, segments: int) -> list[int]:
