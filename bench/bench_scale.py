@@ -1,12 +1,12 @@
 """Out-of-core and Dask-cluster exploration side by side with the in-memory engine, in one run.
 
-``python bench/bench_scale.py [--repeat N] [--segments S] [--workers W] [--full]`` runs,
+``python bench/bench_scale.py [--repeat N] [--segments S] [--workers W] [--full] [PUZZLE ...]`` runs,
 alternately, ``puzzlespace explore PUZZLE --threads 2 --json`` with the whole table in
 memory, the same with ``--segments S --out DIR`` (segment files in a fresh folder under the
 system's temporary folder), the marks packed and with ``--marks bitmap``, and, with
 ``--workers W``, the exploration on a local Dask cluster of W worker processes of one
 thread each (started once, outside the timing, as ``explore --workers`` would start it),
-on 4x3, 6x2 and flip:7x6; with ``--full``, 7x2 with ``--out DIR --max-memory 3G`` once
+on the puzzles named (default 4x3, 6x2 and flip:7x6); with ``--full``, 7x2 with ``--out DIR --max-memory 3G`` once
 against one in-memory run. Prints wall and engine
 seconds, peak RSS (GNU ``time``; for the cluster, its largest worker), the ratio to the
 in-memory time, the bytes sent between workers per state, and checks that the depth
@@ -65,6 +65,7 @@ def main(argv=None) -> int:
     ap.add_argument("--segments", type=int, default=8, help="segments of the out-of-core runs (default 8)")
     ap.add_argument("--workers", type=int, default=0, help="also on a local Dask cluster of this many workers")
     ap.add_argument("--full", action="store_true", help="also 7x2 with --max-memory 3G (about an hour)")
+    ap.add_argument("puzzles", nargs="*", default=["4x3", "6x2", "flip:7x6"], help="default: 4x3 6x2 flip:7x6")
     args = ap.parse_args(argv)
     with _cluster(args.workers) as client:
         return _measure(args, client)
@@ -89,9 +90,7 @@ def _measure(args, client) -> int:
     print("| case | mode | best wall s | best engine s | peak RSS MiB | / in memory (engine) | bytes between "
           "workers per state |")
     print("|---|---|---|---|---|---|---|")
-    cases = [("4x3", ["--segments", str(args.segments)], args.repeat),
-             ("6x2", ["--segments", str(args.segments)], args.repeat),
-             ("flip:7x6", ["--segments", str(args.segments)], args.repeat)]
+    cases = [(puzzle, ["--segments", str(args.segments)], args.repeat) for puzzle in args.puzzles]
     if args.full:
         cases.append(("7x2", ["--max-memory", "3G"], 1))
     for puzzle, flags, repeat in cases:
