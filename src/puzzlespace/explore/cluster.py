@@ -143,17 +143,20 @@ def _quicken(client) -> None:
 
 
 def _quicken_streams(streams) -> None:
+    """Set each stream's (a Dask ``BatchedSend``'s) batching interval to :data:`STREAM_INTERVAL`."""
     for stream in streams:
         if isinstance(getattr(stream, "interval", None), float):
             stream.interval = STREAM_INTERVAL
 
 
 def _quicken_scheduler(dask_scheduler) -> None:
+    """On the scheduler: its streams to the workers and to the clients."""
     _quicken_streams([*getattr(dask_scheduler, "stream_comms", {}).values(),
                       *getattr(dask_scheduler, "client_comms", {}).values()])
 
 
 def _quicken_worker(dask_worker) -> None:
+    """On a worker: its stream to the scheduler."""
     _quicken_streams([getattr(dask_worker, "batched_stream", None)])
 
 
