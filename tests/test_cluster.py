@@ -61,6 +61,24 @@ def test_a_local_cluster_batches_messages_briefly(client):
         == {STREAM_INTERVAL}
 
 
+@pytest.mark.parametrize("puzzle", [None, "2x2"])
+def test_a_local_cluster_for_a_puzzle_loads_its_code_first(puzzle):
+    """Given the puzzle, local_cluster compiles (or reads from numba's cache) the code of
+    its runs in this process, so that the workers read it from the cache rather than
+    each compile it; without, this process loads none of it."""
+    import subprocess
+
+    script = ("import puzzlespace as ps\n"
+              "from puzzlespace.explore.cluster import local_cluster\n"
+              "from puzzlespace.explore.segments import merge_inside\n"
+              "if __name__ == '__main__':\n"
+              f"    with local_cluster(1, puzzle={puzzle and f'ps.load_puzzle({puzzle!r})'}):\n"
+              "        print(len(merge_inside.signatures))\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["1" if puzzle else "0"]
+
+
 def test_4x3_on_two_workers(client):
     p = ps.load_puzzle("4x3")
     ref = reference("4x3")

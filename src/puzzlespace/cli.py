@@ -601,7 +601,7 @@ def _explore_on_cluster(p: Puzzle, workers: Optional[int], scheduler: Optional[s
                           "--workers or --scheduler")
     if workers is not None:
         each = max(1, (os.cpu_count() or 1) // workers) if threads is None else threads
-        connect = cluster.local_cluster(workers, each, limit // workers if limit else None)
+        connect = cluster.local_cluster(workers, each, limit // workers if limit else None, puzzle=p)
     else:
         connect = cluster.remote_cluster(scheduler)
 

@@ -67,8 +67,8 @@ from ..bits import layer_value, new_blocks, table_bytes
 from ..resources import human, peak_rss
 from .engine import ExploreResult, kernel_of, new_buffers
 from .packing import unpack_marks, write_block
-from .segments import (Segment, SegmentStore, crc_text, file_errors, file_parts, first_tables, merge_sent,
-                       prepare, result_of, visit)
+from .segments import (Segment, SegmentStore, crc_text, file_errors, file_parts, first_tables, load_code,
+                       merge_sent, prepare, result_of, visit)
 
 #: Bytes of marks a segment that make the next pass take them in with chains of receive
 #: tasks (a task a sending worker: a sender's copy goes as soon as the chain of its
@@ -102,22 +102,29 @@ def _distributed():
 
 
 @contextmanager
-def local_cluster(workers: int, threads: int = 1, memory_limit: int | None = None):
+def local_cluster(workers: int, threads: int = 1, memory_limit: int | None = None, puzzle: Puzzle | None = None):
     """A client of a new cluster of ``workers`` processes on this machine, ``threads``
     threads and ``memory_limit`` bytes (default: this machine's memory shared out) each;
     closed on exit. Workers neither pause nor spill: the segments they hold are not
     Dask's data. Nor do they sample their threads' stacks every 10 ms for Dask's
-    profiler, which sees nothing of the compiled code the tasks run."""
+    profiler, which sees nothing of the compiled code the tasks run.
+
+    With ``puzzle``, the code its runs need is compiled here (or read from numba's
+    cache) while the workers start, so that they read it from the cache, not each
+    compile it."""
     distributed = _distributed()
     import dask
 
     settings = {"distributed.worker.memory.target": False, "distributed.worker.memory.spill": False,
                 "distributed.worker.memory.pause": False, "distributed.worker.profile.enabled": False}
-    with dask.config.set(settings):
+    with dask.config.set(settings), ThreadPoolExecutor(max_workers=1) as compiling:
+        code = compiling.submit(load_code, puzzle.state_index()) if puzzle is not None else None
         cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=threads, processes=True,
                                            memory_limit=memory_limit or "auto", dashboard_address=":0",
                                            silence_logs=50)
     try:
+        if code is not None:
+            code.result()
         with distributed.Client(cluster) as client:
             _quicken(client)
             yield client
