@@ -1,16 +1,16 @@
 """Out-of-core and Dask-cluster exploration side by side with the in-memory engine, in one run.
 
-``python bench/bench_scale.py [--repeat N] [--segments S] [--workers W] [--full] [PUZZLE ...]`` runs,
-alternately, ``puzzlespace explore PUZZLE --threads 2 --json`` with the whole table in
-memory, the same with ``--segments S --out DIR`` (segment files in a fresh folder under the
-system's temporary folder), the marks packed and with ``--marks bitmap``, and, with
-``--workers W``, the exploration on a local Dask cluster of W worker processes of one
-thread each (started once, outside the timing, as ``explore --workers`` would start it),
-on the puzzles named (default 4x3, 6x2 and flip:7x6); with ``--full``, 7x2 with ``--out DIR --max-memory 3G`` once
-against one in-memory run. Prints wall and engine
-seconds, peak RSS (GNU ``time``; for the cluster, its largest worker), the ratio to the
-in-memory time, the bytes sent between workers per state, and checks that the depth
-counts agree.
+``python bench/bench_scale.py [--repeat N] [--segments S] [--workers W] [--full] [PUZZLE ...]``
+runs, alternately, ``puzzlespace explore PUZZLE --threads 2 --json`` with the whole table
+in memory, the same with ``--segments S --out DIR`` (segment files in a fresh folder
+under the system's temporary folder), the marks packed and with ``--marks bitmap``, and,
+with ``--workers W``, the exploration on a local Dask cluster of W worker processes of
+one thread each (started once, outside the timing, with the settings ``explore
+--workers`` gives it), on the puzzles named (default 4x3, 6x2 and flip:7x6); with
+``--full``, 7x2 with ``--out DIR --max-memory 3G`` once against one in-memory run.
+Prints wall and engine seconds, peak RSS (GNU ``time``; for the cluster, its largest
+worker), the ratio to the in-memory time, the bytes sent between workers per state, and
+checks that the depth counts agree.
 """
 
 from __future__ import annotations

@@ -182,7 +182,7 @@ def test_marks_inside_a_segment_are_merged_and_the_others_kept_in_order(seed, sp
     rng = np.random.default_rng(seed)
     table = bits.new_table(span)
     entries = rng.integers(0, 4, span)
-    for i in np.flatnonzero(entries):
+    for i in np.flatnonzero(entries != bits.UNSEEN):  # a new table's entries are all UNSEEN
         bits.set2(table, int(i), int(entries[i]))
     marks = rng.integers(max(0, lo - span), lo + 2 * span, count)
     inside = marks[(marks >= lo) & (marks < lo + span)] - lo

@@ -196,7 +196,7 @@ def merge_marks(table, marks, count, value, blocks):
     return added
 
 
-@nb.njit(nogil=True, inline="always")
+@nb.njit(cache=True, nogil=True, inline="always")
 def mark_state(table, i, value, blocks):
     """Set state ``i`` to ``value`` if it is UNSEEN, and then the flag of its block in
     ``blocks``; return 1 if it was, else 0. No branch on the entry (see :func:`merge_marks`)."""

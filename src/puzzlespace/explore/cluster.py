@@ -117,14 +117,18 @@ def local_cluster(workers: int, threads: int = 1, memory_limit: int | None = Non
 
     settings = {"distributed.worker.memory.target": False, "distributed.worker.memory.spill": False,
                 "distributed.worker.memory.pause": False, "distributed.worker.profile.enabled": False}
-    with dask.config.set(settings), ThreadPoolExecutor(max_workers=1) as compiling:
-        code = compiling.submit(load_code, puzzle.state_index()) if puzzle is not None else None
-        cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=threads, processes=True,
-                                           memory_limit=memory_limit or "auto", dashboard_address=":0",
-                                           silence_logs=50)
+    compiling = ThreadPoolExecutor(max_workers=1)
+    code = compiling.submit(load_code, puzzle.state_index()) if puzzle is not None else None
+    try:
+        with dask.config.set(settings):
+            cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=threads, processes=True,
+                                               memory_limit=memory_limit or "auto", dashboard_address=":0",
+                                               silence_logs=50)
+    finally:
+        compiling.shutdown(wait=False)
     try:
         if code is not None:
-            code.result()
+            code.result()  # waited for here, so that the cluster is closed whatever happens meanwhile
         with distributed.Client(cluster) as client:
             _quicken(client)
             yield client
@@ -276,7 +280,7 @@ def explore_distributed(
     run = _Run(client, uuid.uuid4().hex, owner(segs), out)
     try:
         with file_errors(out, lambda: depth):
-            run.open(puzzle, segs, keep_table, store if resume else None, depth)
+            run.open(puzzle, index.rank(puzzle.goal), segs, keep_table, store if resume else None, depth)
             if out is not None and not resume:
                 store.begin(0)
                 _commit(store, run, -1, dict(identity, depth=-1, depth_counts=[], seconds=0.0, version=__version__))
@@ -351,10 +355,10 @@ class _Run:
             self.in_flight.append(future)
         return future
 
-    def open(self, puzzle: Puzzle, segs: list[Segment], keep_table: bool, resumed: SegmentStore | None,
+    def open(self, puzzle: Puzzle, goal: int, segs: list[Segment], keep_table: bool, resumed: SegmentStore | None,
              depth: int) -> None:
-        """Make every segment on its owner, for pass ``depth`` next: its first tables, or a
-        resumed checkpoint's files."""
+        """Make every segment on its owner, for pass ``depth`` next: its first tables (the
+        goal's rank: ``goal``), or a resumed checkpoint's files."""
         self.workers = set(self.owners)
         starts = np.array([s.lo for s in segs[1:]], dtype=np.int64)
         futures = []
@@ -364,8 +368,8 @@ class _Run:
                 mine = {name: crc for name, crc in resumed.files.items() if file_parts(name)[1] == s.k}
                 held = dict(files=mine, slot=resumed.slot.get(s.k), carried=resumed.carried.get(s.k, 0),
                             sizes=resumed.sizes.get(s.k, 0))
-            futures.append(self.submit(_open, self.token, puzzle, s, starts, self.owners, self.out, keep_table, held,
-                                       depth, worker=self.owners[s.k], key=f"open-{s.k}"))
+            futures.append(self.submit(_open, self.token, puzzle, goal, s, starts, self.owners, self.out, keep_table,
+                                       held, depth, worker=self.owners[s.k], key=f"open-{s.k}"))
         threads = {}
         for s, got in zip(segs, self._wait(futures, -1)):
             self.files.update(got["files"])
@@ -793,10 +797,11 @@ def _this_worker():
     return _distributed().get_worker()
 
 
-def _open(token: str, puzzle: Puzzle, s: Segment, starts: np.ndarray, owners: list[str], out: Path | None,
-          keep_table: bool, resumed: dict | None, depth: int) -> dict:
-    """Hold segment ``s`` in this worker, for pass ``depth`` next: new first tables, or a
-    resumed checkpoint's files."""
+def _open(token: str, puzzle: Puzzle, goal: int, s: Segment, starts: np.ndarray, owners: list[str],
+          out: Path | None, keep_table: bool, resumed: dict | None, depth: int) -> dict:
+    """Hold segment ``s`` in this worker, for pass ``depth`` next: new first tables (the
+    goal's rank ``goal`` given: a worker ranks no state, so it needs none of that code), or
+    a resumed checkpoint's files."""
     threads = _this_worker().state.nthreads
     with _OPENING:
         held = _HELD.get(token)
@@ -812,7 +817,7 @@ def _open(token: str, puzzle: Puzzle, s: Segment, starts: np.ndarray, owners: li
     with held.visiting:
         if resumed is None:
             store.begin(0)
-            first_tables(s, held.index.rank(puzzle.goal), store, keep_table)
+            first_tables(s, goal, store, keep_table)
             files = store.propose()
         else:
             store.files, store.unchecked = dict(resumed["files"]), set(resumed["files"])

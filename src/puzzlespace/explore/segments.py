@@ -49,8 +49,8 @@ import numba as nb
 import numpy as np
 
 from .._version import __version__
-from ..bits import (BLOCK_BITS, MERGE_PREFETCH, prefetch, close_and_step, close_layer, copy_layer, first_in_layer,
-                    layer_value, mark_state, merge_marks, new_blocks, new_table, set2, table_bytes)
+from ..bits import (BLOCK_BITS, MERGE_PREFETCH, close_and_step, close_layer, copy_layer, first_in_layer,
+                    layer_value, mark_state, merge_marks, new_blocks, new_table, prefetch, set2, table_bytes)
 from ..contracts import PuzzleRules as Puzzle
 from ..errors import PuzzleError
 from ..resources import current_rss, free_disk, human, peak_rss
@@ -124,8 +124,9 @@ def segments_to_fit(index, threads: int, tables: int, max_memory: int, marks: st
 
 def load_code(index) -> None:
     """Load the compiled code a pass runs (the walk; merging, routing, packing and bitmaps
-    of marks; closing, stepping and copying a layer), compiled or read from numba's
-    cache, by running each on empty inputs, so that memory measured after it counts it."""
+    of marks; closing, stepping and copying a layer, and finding its first states),
+    compiled or read from numba's cache, by running each on empty inputs, so that memory
+    measured after it counts it."""
     load_walk(index)
     table, blocks, none = new_table(64), new_blocks(64), np.empty(0, dtype=np.int64)
     set2(table, 0, layer_value(0))
@@ -708,9 +709,10 @@ def _route(s: Segment, table, marks: np.ndarray, new: int, store: SegmentStore, 
 def merge_inside(table, marks, lo, hi, value, blocks, others):
     """Merge the marks in ``[lo, hi)`` into ``table`` (which holds those ranks from
     ``lo``), as :func:`~puzzlespace.bits.merge_marks` does, and copy the others into
-    ``others``, in order; return (states newly set, others copied). One loop: the
-    branch on the segment is taken rarely and in runs (a move leaves its segment only
-    when it moves a leading token)."""
+    ``others`` (room for all the marks), in order; return (states newly set, others
+    copied). One loop: the branch on the segment is predicted well where few marks
+    leave it, or leave it in runs (a sliding puzzle's, which leave it only when a move
+    shifts a leading token)."""
     span = np.uint64(hi - lo)
     count = marks.shape[0]
     added = 0
