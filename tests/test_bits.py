@@ -32,7 +32,7 @@ def test_table_primitives_match_plain_python(size, seed, value):
     got = tb2.first_in_layer(table, lo, hi, value, every, first)
     assert list(first[:got]) == inside[:len(first)]
 
-    marks = rng.integers(0, size, 50)
+    marks = rng.integers(0, size, 300)  # more than MERGE_PREFETCH: the prefetching loop runs
     merged = table.copy()
     touched = tb2.new_blocks(size)
     added = tb2.merge_marks(merged, marks, len(marks), 3 - value, touched)
