@@ -152,6 +152,20 @@ def test_large_marks_taken_in_by_receive_tasks(client, monkeypatch, receive_at):
                     k for k in range(segments) if k not in mine or len(mine) > 1]
 
 
+def test_passes_submitted_further_ahead_give_the_same(client, monkeypatch):
+    """Two passes submitted before the client waits (and so a tail of two passes over
+    empty layers after the last): the same results, with and without receives."""
+    from puzzlespace.explore import cluster
+
+    monkeypatch.setattr(cluster, "AHEAD", 2)
+    for receive_at in (0, cluster.RECEIVE_AT):
+        monkeypatch.setattr(cluster, "RECEIVE_AT", receive_at)
+        for name, segments, count in (("3x3", 2, 2), ("flip:5x5", 5, 3)):
+            assert_same(explore_distributed(ps.load_puzzle(name), client, segments=segments,
+                                            workers=workers(client, count), keep_table=True, antipode_limit=20),
+                        reference(name))
+
+
 def test_which_worker_owns_which_segment_changes_nothing(client):
     ref = reference("3x3")
     names = workers(client, 4)

@@ -78,7 +78,9 @@ RECEIVE_AT = 4 << 20
 #: client writes each pass's checkpoint before it submits the next): the workers need
 #: not wait for the client between passes. One: how a pass's marks are taken in is
 #: decided from the last pass tallied, and each pass further ahead lets a growing layer
-#: outgrow :data:`RECEIVE_AT` more before the chains of receives take over.
+#: outgrow :data:`RECEIVE_AT` more before the chains of receives take over. At least one:
+#: a visit is let go once its report is read, so the tasks that take its marks must have
+#: been submitted by then.
 AHEAD = 1
 #: Segments up to which a visit takes the marks sent to it straight from the tasks on
 #: other workers that hold them (a hop less, but a pass then makes segments²
@@ -117,15 +119,15 @@ def local_cluster(workers: int, threads: int = 1, memory_limit: int | None = Non
 
     settings = {"distributed.worker.memory.target": False, "distributed.worker.memory.spill": False,
                 "distributed.worker.memory.pause": False, "distributed.worker.profile.enabled": False}
-    compiling = ThreadPoolExecutor(max_workers=1)
-    code = compiling.submit(load_code, puzzle.state_index()) if puzzle is not None else None
-    try:
-        with dask.config.set(settings):
-            cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=threads, processes=True,
-                                               memory_limit=memory_limit or "auto", dashboard_address=":0",
-                                               silence_logs=50)
-    finally:
-        compiling.shutdown(wait=False)
+    code = None
+    if puzzle is not None:
+        compiling = ThreadPoolExecutor(max_workers=1)
+        code = compiling.submit(load_code, puzzle.state_index())
+        compiling.shutdown(wait=False)  # the compile runs on; nothing else is submitted
+    with dask.config.set(settings):
+        cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=threads, processes=True,
+                                           memory_limit=memory_limit or "auto", dashboard_address=":0",
+                                           silence_logs=50)
     try:
         if code is not None:
             code.result()  # waited for here, so that the cluster is closed whatever happens meanwhile
