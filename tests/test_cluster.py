@@ -5,10 +5,13 @@ killed worker stops the run with a message and ``--resume`` finishes it."""
 
 import json
 import os
+import re
 import signal
+import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -436,8 +439,8 @@ def test_a_visit_whose_report_never_comes_stops_the_run(monkeypatch):
         def subscribe_topic(self, topic, handler):
             self.handler = handler
 
-        def nthreads(self):
-            return {"tcp://w:1": 1}
+        def run_on_scheduler(self, function):
+            return {"tcp://w:1": {"status": "running"}}
 
     class Finished:
         status, key, released = "finished", "visit-3-0-abc", False
@@ -517,3 +520,106 @@ def test_a_worker_killed_between_polls_does_not_hang(tmp_path):
         with pytest.raises(WorkerLost):
             explore_distributed(ps.load_puzzle("4x3"), client, out_dir=tmp_path, layer_done=kill)
         assert time.monotonic() - t0 < 90
+
+
+def test_a_worker_that_pauses_stops_the_run_with_a_message(monkeypatch):
+    """Workers that pause (Dask's default, at a fraction of their memory limit) hold
+    segments that never leave them, so a paused worker would wait forever: a run that
+    would pass a worker's pause line is refused before it starts, naming the setting that
+    turns pausing off; one that gets there all the same (here: a line below what the
+    process itself takes, and no overhead counted) stops with that message, not a hang."""
+    import dask
+    import distributed
+
+    from puzzlespace.explore import cluster
+
+    settings = {"distributed.worker.memory.pause": 0.02, "distributed.worker.memory.spill": False,
+                "distributed.worker.memory.target": False}
+    with dask.config.set(settings):
+        local = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, memory_limit="2GB",
+                                         dashboard_address=":0", silence_logs=50)
+    with local, distributed.Client(local) as client:
+        lines = cluster.memory_lines(client)
+        assert {line.pauses for line in lines.values()} == {True}
+        assert {line.at for line in lines.values()} == {40_000_000}
+        with pytest.raises(PuzzleError, match=r"memory limit of 1\.9 GiB leaves no room for segments \(Dask pauses "
+                                              r"it at 2% of it.*start the workers with DASK_DISTRIBUTED__WORKER__"
+                                              r"MEMORY__PAUSE=False \(see docs/scaling\.md\)"):
+            explore_distributed(ps.load_puzzle("4x3"), client)
+        monkeypatch.setattr(cluster, "WORKER_OVERHEAD", 0)
+        monkeypatch.setattr(cluster, "PAUSED_WAIT", 1.0)
+        t0 = time.monotonic()
+        with pytest.raises(cluster.WorkerPaused, match=r"paused (while starting|during layer \d+), its memory past "
+                                                       r"Dask's pause line.*MEMORY__PAUSE=False.*nothing was saved"):
+            explore_distributed(ps.load_puzzle("4x3"), client)
+        assert time.monotonic() - t0 < 30
+
+
+def test_every_worker_is_seen_and_each_runs_this_version(monkeypatch):
+    """More than five workers (some versions of Dask list five by default) all count in
+    the memory check and the cluster's line; a worker with another version of
+    puzzlespace, or none, is refused in a line."""
+    import distributed
+
+    from puzzlespace.explore import cluster
+
+    with distributed.LocalCluster(n_workers=7, threads_per_worker=1, processes=False, memory_limit="1GB",
+                                  dashboard_address=":0", silence_logs=50) as local, \
+            distributed.Client(local) as client:
+        assert len(cluster.workers_seen(client)) == 7
+        assert len({line for line in cluster.memory_lines(client).values()}) == 1
+        assert len(cluster.memory_lines(client)) == 14  # by address and by name
+        assert cluster.describe_workers(client) == "7 workers, 7 threads, 6.5 GiB of memory"
+        cluster.check_installed(client)
+        monkeypatch.setattr(cluster, "__version__", "0.0.1")
+        with pytest.raises(PuzzleError, match=r"worker \S+ runs puzzlespace \S+, this program 0\.0\.1: run "
+                                              r"the same version on every worker"):
+            explore_distributed(ps.load_puzzle("2x2"), client)
+
+    class Client:
+        def run(self, function, on_error):
+            return {"tcp://w:1": ModuleNotFoundError("No module named 'puzzlespace'")}
+
+    with pytest.raises(PuzzleError, match=r"worker tcp://w:1 cannot import puzzlespace \(ModuleNotFoundError: No "
+                                          r"module named 'puzzlespace'\); install puzzlespace 0\.0\.1 on every"):
+        cluster.check_installed(Client())
+
+
+def test_a_cluster_started_by_hand_as_the_docs_say(tmp_path):
+    """docs/scaling.md's recipe: ``dask scheduler`` and ``dask worker`` processes with the
+    settings it gives (read from it here), then ``explore --scheduler`` with ``--out``: the
+    same JSON as in memory, on workers that do not pause."""
+    import distributed
+
+    from puzzlespace.explore import cluster
+
+    recipe = (Path(__file__).resolve().parent.parent / "docs" / "scaling.md").read_text()
+    settings = dict(re.findall(r"^(DASK_DISTRIBUTED__\w+)=(\S+) \\$", recipe, re.M))
+    assert settings.get("DASK_DISTRIBUTED__WORKER__MEMORY__PAUSE") == "False"
+    address_file = tmp_path / "scheduler.json"
+    dask = [sys.executable, "-m", "dask"]
+    started = [subprocess.Popen([*dask, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                                 "--scheduler-file", str(address_file)], cwd=tmp_path, start_new_session=True,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+    try:
+        deadline = time.monotonic() + 60
+        while not address_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        started.append(subprocess.Popen([*dask, "worker", "--scheduler-file", str(address_file), "--nworkers", "2",
+                                         "--nthreads", "1", "--memory-limit", "2GB", "--no-dashboard",
+                                         "--local-directory", str(tmp_path / "workers")], cwd=tmp_path,
+                                        env=dict(os.environ, **settings), start_new_session=True,
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        address = json.loads(address_file.read_text())["address"]
+        with distributed.Client(address, timeout="60s") as client:
+            client.wait_for_workers(2, timeout=60)
+            assert {(line.fraction, line.pauses) for line in cluster.memory_lines(client).values()} == {(0.95, False)}
+        out = tmp_path / "ck"
+        got = run_cli(["explore", "3x3", "--scheduler", address, "--out", str(out), "--json", "--progress"])
+        assert got.exit_code == 0, got.output
+        assert comparable(got.stdout) == comparable(run_cli(["explore", "3x3", "--json"]).stdout)
+        assert got.stderr.startswith("Dask cluster: 2 workers, 2 threads, 3.7 GiB of memory\nlayer 0: 1 state")
+    finally:
+        for process in reversed(started):
+            os.killpg(process.pid, signal.SIGTERM)
+            process.wait(timeout=60)

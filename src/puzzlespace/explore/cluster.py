@@ -35,14 +35,17 @@ manifest (the checkpoint) and reports the layer: states, bytes sent between work
 the slowest worker. While it waits it watches the workers: one that leaves (killed,
 over its memory limit, its machine gone) takes its segments with it, and the run stops
 with a PuzzleError within :data:`POLL` seconds of the scheduler noticing; ``resume``
-continues from the last checkpoint on any number of workers.
+continues from the last checkpoint on any number of workers. A worker that pauses
+(Dask's memory setting) and stays so, running nothing, stops it after
+:data:`PAUSED_WAIT` seconds.
 
 Worker memory: the segments it holds (2 bits per state, or one segment at a time with
 ``out_dir``), mark buffers per thread and the packed marks in flight: its own outgoing
 marks of a pass and, as they come in, one sending worker's for its segments (all
 senders' at once when they are small or go to files). That
 memory is not Dask's to spill: a local cluster is started with pausing and spilling off
-(see :func:`local_cluster`).
+(see :func:`local_cluster`), and a run refuses workers of any cluster whose segments
+would pass their pause or restart line (:func:`memory_lines`).
 """
 
 from __future__ import annotations
@@ -88,6 +91,9 @@ AHEAD = 1
 DIRECT_SEGMENTS = 12
 #: Seconds between checks that every worker holding segments is still there.
 POLL = 1.0
+#: Seconds a worker holding segments may stay paused before the run stops, if it is
+#: running none of the run's tasks then (Dask may spill its results and unpause it).
+PAUSED_WAIT = 15.0
 #: Seconds the client waits for a finished visit's report (a Dask event, sent before the
 #: visit ends) before it gives up on the run.
 REPORT_WAIT = 60.0
@@ -179,39 +185,115 @@ def _quicken_worker(dask_worker) -> None:
 WORKER_OVERHEAD = 360_000_000
 
 
-def check_worker_memory(segs: Sequence[Segment], owners: Sequence[str], limits: dict[str, int], tables: int,
+@dataclass(frozen=True)
+class MemoryLine:
+    """Where Dask stops a worker's work: at ``fraction`` of its memory ``limit`` (bytes; 0:
+    none) it pauses (``pauses``: it starts no task until its memory falls back, and
+    the segments it holds never do), or its nanny restarts it (losing its segments)."""
+
+    limit: int
+    fraction: float = 0.95
+    pauses: bool = False
+
+    @property
+    def at(self) -> int:
+        """The line in bytes."""
+        return int(self.fraction * self.limit)
+
+    def __str__(self) -> str:
+        what = "pauses" if self.pauses else "restarts"
+        return f"its memory limit of {human(self.limit)} (Dask {what} it at {self.fraction:.0%} of it)"
+
+
+#: What turns a worker's pausing off (docs/scaling.md starts workers with it).
+NO_PAUSE = "DASK_DISTRIBUTED__WORKER__MEMORY__PAUSE=False"
+
+
+def check_worker_memory(segs: Sequence[Segment], owners: Sequence[str], lines: dict[str, MemoryLine], tables: int,
                         in_files: bool) -> None:
-    """Refuse a run whose workers would hold more than Dask lets them (it stops a worker at
-    95% of its memory limit, ``limits[worker]``; 0 or absent: no limit): each holds the
-    ``tables`` 2-bit tables of the segments it owns (``owners[k]`` segment ``k``'s), or
-    ``in_files`` of its largest one (one in memory at a time), plus
-    :data:`WORKER_OVERHEAD` (an estimate: the marks in flight grow with the largest
-    layer)."""
+    """Refuse a run whose workers would hold more than Dask lets them (``lines[worker]``;
+    absent or without a limit: not checked): each holds the ``tables`` 2-bit tables of
+    the segments it owns (``owners[k]`` segment ``k``'s), or ``in_files`` of its largest
+    one (one in memory at a time), plus :data:`WORKER_OVERHEAD` (an estimate: the marks
+    in flight grow with the largest layer)."""
     held: dict[str, list[int]] = {}
     for s in segs:
         held.setdefault(owners[s.k], []).append(table_bytes(s.hi - s.lo) * tables)
     for worker, sizes in held.items():
-        limit = limits.get(worker) or 0
-        need, room = max(sizes) if in_files else sum(sizes), int(0.95 * limit) - WORKER_OVERHEAD
-        if limit and room <= 0:
-            raise PuzzleError(f"worker {worker}'s memory limit of {human(limit)} leaves no room for segments (the "
-                              f"program and the marks in flight take about {human(WORKER_OVERHEAD)}); give the "
-                              "workers more memory (--max-memory with --workers)")
-        if limit and need > room:
-            room_text = f"room for {human(room)} within its memory limit of {human(limit)}"
-            if in_files:
-                raise PuzzleError(f"a segment's table takes {human(need)} but worker {worker} has {room_text}; "
-                                  "use more segments (--segments N), or workers with more memory")
-            raise PuzzleError(f"worker {worker} would hold {human(need)} of segments but has {room_text}; use more "
-                              "workers, raise --max-memory, or give --out DIR (the segments in files, one in memory "
-                              "at a time)")
+        line = lines.get(worker) or MemoryLine(0)
+        need, room = max(sizes) if in_files else sum(sizes), line.at - WORKER_OVERHEAD
+        if not line.limit or need <= room:
+            continue
+        unpause = f", or start the workers with {NO_PAUSE} (see docs/scaling.md)" if line.pauses else ""
+        if room <= 0:
+            raise PuzzleError(f"worker {worker}'s memory limit of {human(line.limit)} leaves no room for segments "
+                              f"(Dask {'pauses' if line.pauses else 'restarts'} it at {line.fraction:.0%} of it, and "
+                              f"the program and the marks in flight take about {human(WORKER_OVERHEAD)}); give the "
+                              f"workers more memory (--max-memory with --workers){unpause}")
+        room_text = f"room for {human(room)} within {line}"
+        if in_files:
+            raise PuzzleError(f"a segment's table takes {human(need)} but worker {worker} has {room_text}; "
+                              f"use more segments (--segments N), or workers with more memory{unpause}")
+        raise PuzzleError(f"worker {worker} would hold {human(need)} of segments but has {room_text}; use more "
+                          "workers, raise --max-memory, or give --out DIR (the segments in files, one in memory "
+                          f"at a time){unpause}")
 
 
-def memory_limits(client) -> dict:
-    """Each worker's memory limit in bytes (0: none), by address and by name (either may
-    name a worker)."""
-    return {key: w.get("memory_limit") or 0 for address, w in client.scheduler_info()["workers"].items()
-            for key in (address, w.get("name")) if key is not None}
+def workers_seen(client) -> dict[str, dict]:
+    """The scheduler's workers, by address: name, threads, memory limit (0: none), status
+    ("running", "paused", ...) and nanny (None: none). Asked of the scheduler itself:
+    some versions of Dask list only five workers in ``Client.scheduler_info()``."""
+
+    def workers_of(dask_scheduler) -> dict[str, dict]:  # nested: sent by value, for a scheduler without puzzlespace
+        return {address: {"name": ws.name, "nthreads": ws.nthreads, "memory_limit": ws.memory_limit or 0,
+                          "status": getattr(ws.status, "name", str(ws.status)), "nanny": ws.nanny}
+                for address, ws in dask_scheduler.workers.items()}
+
+    return client.run_on_scheduler(workers_of)
+
+
+def check_installed(client) -> None:
+    """Refuse a cluster whose workers cannot run this puzzlespace: a worker without it,
+    or with another version (the tasks name its functions, which the workers import)."""
+
+    def version() -> str:  # nested: sent by value, so that it runs where puzzlespace is missing
+        from puzzlespace._version import __version__ as installed
+        return installed
+
+    for worker, got in sorted(client.run(version, on_error="return").items()):
+        if isinstance(got, Exception):
+            raise PuzzleError(f"worker {worker} cannot import puzzlespace ({type(got).__name__}: {got}); install "
+                              f"puzzlespace {__version__} on every worker")
+        if got != __version__:
+            raise PuzzleError(f"worker {worker} runs puzzlespace {got}, this program {__version__}: run the same "
+                              "version on every worker (restart the workers after an upgrade)")
+
+
+def memory_lines(client) -> dict[str, MemoryLine]:
+    """Each worker's :class:`MemoryLine`, by address and by name (either may name a
+    worker): the lower of its pause line and, with a nanny, its nanny's restart line
+    (the workers' own Dask settings)."""
+    seen, settings = workers_seen(client), client.run(_memory_settings)
+    lines = {}
+    for address, w in seen.items():
+        pause, terminate = settings.get(address, (0.8, 0.95))
+        steps = [(pause, True)] if pause else []
+        steps += [(terminate, False)] if terminate and w["nanny"] else []
+        fraction, pauses = min(steps) if steps else (1.0, False)
+        for key in (address, w["name"]):
+            if key is not None:
+                lines[key] = MemoryLine(w["memory_limit"], fraction, pauses)
+    return lines
+
+
+def _memory_settings(dask_worker) -> tuple:
+    """On a worker: the fractions of its memory limit at which it pauses and at which its
+    nanny restarts it (False: never)."""
+    import dask
+
+    manager = getattr(dask_worker, "memory_manager", None)
+    pause = getattr(manager, "memory_pause_fraction", dask.config.get("distributed.worker.memory.pause"))
+    return pause, dask.config.get("distributed.worker.memory.terminate")
 
 
 @contextmanager
@@ -275,10 +357,11 @@ def explore_distributed(
         raise PuzzleError("the Dask cluster has no workers; start some (see docs/scaling.md)")
     store = SegmentStore(out, keep_table)
     owner = lambda segs: [owners[s.k % len(owners)] for s in segs]  # noqa: E731
-    limits, tables = memory_limits(client), 2 if keep_table else 1
+    check_installed(client)
+    lines, tables = memory_lines(client), 2 if keep_table else 1
     segs, identity, (depth, counts, before) = prepare(
         puzzle, index, segments or len(owners), out, resume, store, force,
-        check=lambda segs: check_worker_memory(segs, owner(segs), limits, tables, out is not None))
+        check=lambda segs: check_worker_memory(segs, owner(segs), lines, tables, out is not None))
     run = _Run(client, uuid.uuid4().hex, owner(segs), out)
     try:
         with file_errors(out, lambda: depth):
@@ -341,6 +424,7 @@ class _Run:
     in_flight: list = field(default_factory=list)  # the tasks submitted and not done
     held: dict[str, list[int]] = field(default_factory=dict)  # worker -> the segments it owns
     reports: "_Reports" = field(default_factory=lambda: _Reports())
+    paused_since: float | None = None  # when a worker holding segments was first seen paused, until none is
 
     def __post_init__(self):
         for k, worker in enumerate(self.owners):
@@ -578,9 +662,26 @@ class _Run:
         return report
 
     def _check_workers(self, depth: int) -> None:
-        lost = sorted(self.workers - set(self.client.nthreads()))
+        """Stop the run if a worker holding segments has left the cluster, or has stayed
+        paused (starting no task) with no task running for :data:`PAUSED_WAIT` seconds."""
+        seen = workers_seen(self.client)
+        lost = sorted(self.workers - set(seen))
         if lost:
             raise WorkerLost(_lost_message(lost, depth, self.out))
+        paused = sorted(w for w in self.workers if seen[w]["status"] == "paused")
+        if not paused:
+            self.paused_since = None
+            return
+        self.paused_since = self.paused_since or time.monotonic()
+        if time.monotonic() - self.paused_since < PAUSED_WAIT:
+            return
+        idle = [w for w, running in self.client.run(_running, workers=paused).items() if not running]
+        if idle:
+            raise WorkerPaused(f"worker{'s' * (len(idle) > 1)} {', '.join(idle)} paused "
+                               f"{f'during layer {depth}' if depth >= 0 else 'while starting'}, its memory past "
+                               "Dask's pause line (a fraction of its limit; the segments a worker holds stay in "
+                               f"it), and a paused worker starts no task; start the workers with {NO_PAUSE} (see "
+                               f"docs/scaling.md) or give them more memory; {_lost_message([], depth, self.out)}")
 
     def release(self) -> None:
         """Let go of the run's tasks, so that those still to run are forgotten, and drop its
@@ -631,6 +732,11 @@ class _Reports:
 
 class WorkerLost(PuzzleError):
     """A worker holding segments left the cluster during a run."""
+
+
+class WorkerPaused(PuzzleError):
+    """A worker holding segments paused during a run, for good: its memory stays above
+    Dask's pause line, so it would never start the run's next task."""
 
 
 def _lost_message(lost: list[str], depth: int, out: Path | None) -> str:
@@ -934,6 +1040,11 @@ def _table(token: str, k: int, role: str) -> np.ndarray:
     return store.load(role, k, s.hi - s.lo)
 
 
+def _running(dask_worker) -> int:
+    """On a worker: the tasks it is running."""
+    return dask_worker.state.executing_count
+
+
 def _release(token: str) -> None:
     """Drop a run's state from this worker."""
     held = _HELD.pop(token, None)
@@ -943,7 +1054,7 @@ def _release(token: str) -> None:
 
 def describe_workers(client) -> str:
     """The cluster in a line: workers, threads, memory."""
-    workers = client.scheduler_info()["workers"].values()
+    workers = workers_seen(client).values()
     threads = sum(w["nthreads"] for w in workers)
     memory = sum(w.get("memory_limit") or 0 for w in workers)
     return f"{len(workers)} workers, {threads} threads, {human(memory)} of memory"
