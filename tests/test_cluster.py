@@ -3,6 +3,7 @@ engine: the same counts, antipodes and tablebase bytes whatever the number of se
 of workers and which worker owns which segment, in memory and with checkpoints; a
 killed worker stops the run with a message and ``--resume`` finishes it."""
 
+import contextlib
 import json
 import os
 import re
@@ -26,7 +27,7 @@ from puzzlespace.resources import available_memory
 
 from test_segments import EXAMPLES, assert_same, reference
 
-pytest.importorskip("distributed")
+distributed = pytest.importorskip("distributed")
 
 PUZZLES = ["2x2", "3x2", "4x2", "5x2", "3x3", "jump:9", "flip:5x5", f"graph:{EXAMPLES / 'petersen.toml'}"]
 #: (segments, workers) pairs: every number of workers from 1 to 4, more segments than workers.
@@ -529,7 +530,6 @@ def test_a_worker_that_pauses_stops_the_run_with_a_message(monkeypatch):
     turns pausing off; one that gets there all the same (here: a line below what the
     process itself takes, and no overhead counted) stops with that message, not a hang."""
     import dask
-    import distributed
 
     from puzzlespace.explore import cluster
 
@@ -559,8 +559,6 @@ def test_every_worker_is_seen_and_each_runs_this_version(monkeypatch):
     """More than five workers (some versions of Dask list five by default) all count in
     the memory check and the cluster's line; a worker with another version of
     puzzlespace, or none, is refused in a line."""
-    import distributed
-
     from puzzlespace.explore import cluster
 
     with distributed.LocalCluster(n_workers=7, threads_per_worker=1, processes=False, memory_limit="1GB",
@@ -585,41 +583,69 @@ def test_every_worker_is_seen_and_each_runs_this_version(monkeypatch):
         cluster.check_installed(Client())
 
 
-def test_a_cluster_started_by_hand_as_the_docs_say(tmp_path):
-    """docs/scaling.md's recipe: ``dask scheduler`` and ``dask worker`` processes with the
-    settings it gives (read from it here), then ``explore --scheduler`` with ``--out``: the
-    same JSON as in memory, on workers that do not pause."""
-    import distributed
-
-    from puzzlespace.explore import cluster
-
+@contextlib.contextmanager
+def started_by_hand(tmp_path):
+    """docs/scaling.md's recipe: a ``dask scheduler`` and a ``dask worker`` of two worker
+    processes of one thread, with the settings the page gives (read from it); yields the
+    scheduler's address and process."""
     recipe = (Path(__file__).resolve().parent.parent / "docs" / "scaling.md").read_text()
     settings = dict(re.findall(r"^(DASK_DISTRIBUTED__\w+)=(\S+) \\$", recipe, re.M))
     assert settings.get("DASK_DISTRIBUTED__WORKER__MEMORY__PAUSE") == "False"
     address_file = tmp_path / "scheduler.json"
     dask = [sys.executable, "-m", "dask"]
+    quiet = dict(cwd=tmp_path, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     started = [subprocess.Popen([*dask, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
-                                 "--scheduler-file", str(address_file)], cwd=tmp_path, start_new_session=True,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+                                 "--scheduler-file", str(address_file)], **quiet)]
     try:
         deadline = time.monotonic() + 60
         while not address_file.exists() and time.monotonic() < deadline:
             time.sleep(0.1)
         started.append(subprocess.Popen([*dask, "worker", "--scheduler-file", str(address_file), "--nworkers", "2",
                                          "--nthreads", "1", "--memory-limit", "2GB", "--no-dashboard",
-                                         "--local-directory", str(tmp_path / "workers")], cwd=tmp_path,
-                                        env=dict(os.environ, **settings), start_new_session=True,
-                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+                                         "--local-directory", str(tmp_path / "workers")],
+                                        env=dict(os.environ, **settings), **quiet))
         address = json.loads(address_file.read_text())["address"]
         with distributed.Client(address, timeout="60s") as client:
             client.wait_for_workers(2, timeout=60)
-            assert {(line.fraction, line.pauses) for line in cluster.memory_lines(client).values()} == {(0.95, False)}
-        out = tmp_path / "ck"
-        got = run_cli(["explore", "3x3", "--scheduler", address, "--out", str(out), "--json", "--progress"])
-        assert got.exit_code == 0, got.output
-        assert comparable(got.stdout) == comparable(run_cli(["explore", "3x3", "--json"]).stdout)
-        assert got.stderr.startswith("Dask cluster: 2 workers, 2 threads, 3.7 GiB of memory\nlayer 0: 1 state")
+        yield address, started[0]
     finally:
         for process in reversed(started):
-            os.killpg(process.pid, signal.SIGTERM)
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGTERM)
             process.wait(timeout=60)
+
+
+def test_a_cluster_started_by_hand_as_the_docs_say(tmp_path):
+    """``explore --scheduler`` with ``--out`` on the recipe's cluster: the same JSON as in
+    memory, on workers that do not pause."""
+    from puzzlespace.explore import cluster
+
+    with started_by_hand(tmp_path) as (address, _):
+        with distributed.Client(address) as client:
+            assert {(line.fraction, line.pauses) for line in cluster.memory_lines(client).values()} == {(0.95, False)}
+        got = run_cli(["explore", "3x3", "--scheduler", address, "--out", str(tmp_path / "ck"), "--json",
+                       "--progress"])
+    assert got.exit_code == 0, got.output
+    assert comparable(got.stdout) == comparable(run_cli(["explore", "3x3", "--json"]).stdout)
+    assert got.stderr.startswith("Dask cluster: 2 workers, 2 threads, 3.7 GiB of memory\nlayer 0: 1 state")
+
+
+def test_a_scheduler_killed_mid_run_stops_it_and_resume_finishes_it(tmp_path):
+    """The whole cluster lost (its scheduler SIGKILLed mid-layer): the run stops with a
+    line saying so within a minute, not as an error on its files; ``--resume`` on another
+    cluster gives the in-memory result."""
+    out = tmp_path / "ck"
+    with started_by_hand(tmp_path) as (address, scheduler):
+        def kill(report):
+            if report.depth == 20:
+                os.kill(scheduler.pid, signal.SIGKILL)
+
+        t0 = time.monotonic()
+        with distributed.Client(address, timeout="10s") as client, \
+                pytest.raises(PuzzleError, match=r"^lost the Dask scheduler during layer 2\d \(.*\); the checkpoint "
+                                                 r"of layer \d+ in .* is intact: continue with --resume$"):
+            explore_distributed(ps.load_puzzle("4x3"), client, out_dir=out, keep_table=True, layer_done=kill)
+        assert time.monotonic() - t0 < 60
+    with local_cluster(2, threads=1) as client:
+        assert_same(explore_distributed(ps.load_puzzle("4x3"), client, out_dir=out, resume=True, keep_table=True,
+                                        antipode_limit=20), reference("4x3"))

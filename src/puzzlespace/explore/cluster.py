@@ -364,7 +364,7 @@ def explore_distributed(
         check=lambda segs: check_worker_memory(segs, owner(segs), lines, tables, out is not None))
     run = _Run(client, uuid.uuid4().hex, owner(segs), out)
     try:
-        with file_errors(out, lambda: depth):
+        with file_errors(out, lambda: depth), _scheduler_kept(client, lambda: depth, out):
             run.open(puzzle, index.rank(puzzle.goal), segs, keep_table, store if resume else None, depth)
             if out is not None and not resume:
                 store.begin(0)
@@ -389,6 +389,20 @@ def explore_distributed(
         run.release()
     return result_of(puzzle, index, counts, found, found_total, antipode_limit, before + time.perf_counter() - t0,
                      max(peak_rss(), run.peak_memory), run.threads, tablebase)
+
+
+@contextmanager
+def _scheduler_kept(client, depth: Callable[[], int], out: Path | None):
+    """A client that has lost its scheduler (an OSError while the client is no longer
+    running: the scheduler killed, its machine or the network gone) ends the run with
+    one line saying what is left, not as an error on the segment files."""
+    try:
+        yield
+    except OSError as exc:
+        if client.status == "running":
+            raise
+        raise PuzzleError(f"lost the Dask scheduler during layer {depth()} ({exc}); "
+                          f"{_lost_message([], depth(), out)}") from None
 
 
 def _commit(store: SegmentStore, run: "_Run", depth: int, manifest: dict) -> None:
