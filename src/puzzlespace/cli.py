@@ -450,8 +450,8 @@ def _tablebase(path: Path, puzzle: Puzzle):
               help="explore on a Dask cluster of N worker processes on this machine (--threads each, "
                    "--max-memory shared out); needs the cluster extra: pip install 'puzzlespace[cluster]'")
 @click.option("--scheduler", metavar="ADDRESS",
-              help="explore on the running Dask cluster at ADDRESS (tcp://HOST:8786); --out must be a "
-                   "directory every worker sees")
+              help="explore on the running Dask cluster at ADDRESS (tcp://HOST:8786); --out: a directory "
+                   "every worker shares, or a path on each worker's own disk")
 @json_option
 def explore(puzzle: str, goal: Optional[str], out_dir: Optional[Path], resume: bool, save: Optional[Path],
             threads: Optional[int], max_memory: Optional[str], antipodes: int, plot: Optional[Path],

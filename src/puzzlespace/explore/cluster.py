@@ -3,8 +3,11 @@ held by one worker, with only the marks that cross segments sent between workers
 
 Segment ``k`` (a contiguous range of ranks) lives in the process of the worker that owns
 it (``workers[k % len(workers)]``): in memory, or, when the run keeps checkpoints, in its
-files under ``out_dir``, a directory that every worker and the client see. Every task
-that touches a segment is pinned to its owner. A pass over layer ``d`` is, per segment:
+files under ``out_dir``: a directory that every worker and the client share, or, where a
+worker does not see the client's, the directory of that path on the worker's own disk
+(then each worker empties and cleans its own, the client keeps the manifest and gathers
+the tablebase into its directory at the end, and a resumed run gives each segment to a
+worker that has its files). Every task that touches a segment is pinned to its owner. A pass over layer ``d`` is, per segment:
 
 1. ``visit`` (on the owner): the pass of :func:`~puzzlespace.explore.segments.visit`;
    marks inside the segment are merged in place, the others packed
@@ -50,6 +53,7 @@ would pass their pause or restart line (:func:`memory_lines`).
 
 from __future__ import annotations
 
+import gc
 import os
 import queue
 import threading
@@ -67,11 +71,11 @@ from .._version import __version__
 from ..contracts import PuzzleRules as Puzzle
 from ..errors import PuzzleError
 from ..bits import layer_value, new_blocks, table_bytes
-from ..resources import human, peak_rss
+from ..resources import free_disk, human, peak_rss
 from .engine import ExploreResult, kernel_of, new_buffers
 from .packing import unpack_marks, write_block
-from .segments import (Segment, SegmentStore, crc_text, file_errors, file_parts, first_tables, load_code,
-                       merge_sent, prepare, result_of, visit)
+from .segments import (FILE_NAME, Segment, SegmentStore, crc_text, disk_needed, file_errors, file_parts,
+                       first_tables, load_code, merge_sent, prepare, result_of, visit)
 
 #: Bytes of marks a segment that make the next pass take them in with chains of receive
 #: tasks (a task a sending worker: a sender's copy goes as soon as the chain of its
@@ -303,12 +307,17 @@ def remote_cluster(address: str):
     try:
         client = distributed.Client(address, timeout="10s")
     except ValueError as exc:  # Dask's parse of the address
-        raise PuzzleError(f"--scheduler {address!r} is not a scheduler's address such as tcp://HOST:8786 "
-                          f"({exc})") from None
+        failed = f"--scheduler {address!r} is not a scheduler's address such as tcp://HOST:8786 ({exc})"
     except (OSError, TimeoutError) as exc:
-        raise PuzzleError(f"cannot reach the Dask scheduler at {address!r} ({exc}); is it running?") from None
-    with client:
-        yield client
+        failed = f"cannot reach the Dask scheduler at {address!r} ({exc}); is it running?"
+    else:
+        with client:
+            yield client
+        return
+    # The half-made client is closed now: collected later, its close could come inside
+    # another client's start and wait forever on the lock Dask's loop runners share.
+    gc.collect()
+    raise PuzzleError(failed)
 
 
 @dataclass
@@ -356,12 +365,21 @@ def explore_distributed(
     if not owners:
         raise PuzzleError("the Dask cluster has no workers; start some (see docs/scaling.md)")
     store = SegmentStore(out, keep_table)
-    owner = lambda segs: [owners[s.k % len(owners)] for s in segs]  # noqa: E731
     check_installed(client)
+    local = out is not None and not _shared(client, owners, out)
+    held = _segments_on_disks(client, owners, out) if local and resume else None
+    owner = lambda segs: [_owner(s.k, owners, held, out) for s in segs]  # noqa: E731
     lines, tables = memory_lines(client), 2 if keep_table else 1
-    segs, identity, (depth, counts, before) = prepare(
-        puzzle, index, segments or len(owners), out, resume, store, force,
-        check=lambda segs: check_worker_memory(segs, owner(segs), lines, tables, out is not None))
+
+    def check(segs: list[Segment]) -> None:
+        check_worker_memory(segs, owner(segs), lines, tables, out is not None)
+        if local and not resume:
+            _check_disks(client, segs, owner(segs), out, tables)
+
+    segs, identity, (depth, counts, before) = prepare(puzzle, index, segments or len(owners), out, resume, store,
+                                                      force, check=check, disk=not local)
+    if local and not resume:
+        client.run(_empty_dir, str(out), workers=sorted(set(owner(segs))))
     run = _Run(client, uuid.uuid4().hex, owner(segs), out)
     try:
         with file_errors(out, lambda: depth), _scheduler_kept(client, lambda: depth, out):
@@ -380,10 +398,15 @@ def explore_distributed(
                                                     seconds=before + time.perf_counter() - t0, version=__version__))
                 depth += 1
             store.discard()
+            if local:
+                client.run(_discard, run.token, workers=sorted(set(run.owners)))
             tablebase = None
             if keep_table and out is None:
                 tablebase = np.concatenate(run.gather("tb", segs))
             elif keep_table:
+                if local:  # gathered into the client's directory, a segment at a time
+                    for s in segs:
+                        run.gather("tb", [s])[0].tofile(out / f"tb-{s.k}-{store.slot.get(s.k, 1)}.bin")
                 tablebase = lambda: (store.load("tb", s.k, s.hi - s.lo) for s in segs)  # noqa: E731
     finally:
         run.release()
@@ -403,6 +426,61 @@ def _scheduler_kept(client, depth: Callable[[], int], out: Path | None):
             raise
         raise PuzzleError(f"lost the Dask scheduler during layer {depth()} ({exc}); "
                           f"{_lost_message([], depth(), out)}") from None
+
+
+def _shared(client, workers: Sequence[str], out: Path) -> bool:
+    """Whether every one of ``workers`` sees this program's directory ``out`` (shared
+    storage) rather than a directory of that path on its own disk: whether each finds a
+    file written here into ``out``, or into its nearest existing parent."""
+    probe = next(p for p in [out, *out.parents] if p.is_dir()) / f".puzzlespace-probe-{uuid.uuid4().hex}"
+    try:
+        probe.touch()
+    except OSError as exc:
+        raise PuzzleError(f"cannot write in {str(probe.parent)!r} for --out {str(out)!r} ({exc.strerror or exc})"
+                          ) from None
+    try:
+        return all(client.run(os.path.exists, str(probe), workers=list(workers)).values())
+    finally:
+        probe.unlink()
+
+
+def _segments_on_disks(client, workers: Sequence[str], out: Path) -> dict[str, set[int]]:
+    """The segments whose table files each worker has in its own ``out``."""
+    def segments_in(path: str) -> list[int]:  # nested: sent by value
+        import re as names
+        return [int(m.group(1)) for f in os.listdir(path) if (m := names.fullmatch(r"seg-(\d+)-[01]\.bin", f))] \
+            if os.path.isdir(path) else []
+
+    return {w: set(got) for w, got in client.run(segments_in, str(out), workers=list(workers)).items()}
+
+
+def _owner(k: int, workers: Sequence[str], held: dict[str, set[int]] | None, out: Path | None) -> str:
+    """The worker of segment ``k``: the ``k``-th in turn, or, for segments kept on the
+    workers' own disks (``held``: the segments each has files of), one that has its
+    files (the one in turn if it does)."""
+    turn = workers[k % len(workers)]
+    if held is None or k in held.get(turn, ()):
+        return turn
+    for worker in workers:
+        if k in held.get(worker, ()):
+            return worker
+    raise PuzzleError(f"segment {k}'s files are on none of the workers (each keeps its segments in {str(out)!r} on "
+                      "its own disk): resume on the workers whose disks hold the checkpoint, or gather every "
+                      "worker's files into one directory and resume in one process (--segments)")
+
+
+def _check_disks(client, segs: Sequence[Segment], owners: Sequence[str], out: Path, tables: int) -> None:
+    """Refuse a run if a worker's own disk lacks room in ``out`` for its segments' files
+    (:func:`~puzzlespace.explore.segments.disk_needed`; segment files there count as free)."""
+    need: dict[str, int] = {}
+    for s in segs:
+        need[owners[s.k]] = need.get(owners[s.k], 0) + s.hi - s.lo
+    need = {w: disk_needed(size, tables) for w, size in need.items()}
+    for worker, free in client.run(_disk_room, str(out), workers=sorted(need)).items():
+        if free < need[worker]:
+            raise PuzzleError(f"worker {worker}'s segment files need about {human(need[worker])} of disk in "
+                              f"{str(out)!r} but only {human(free)} is free there; choose another --out, or use "
+                              "more workers")
 
 
 def _commit(store: SegmentStore, run: "_Run", depth: int, manifest: dict) -> None:
@@ -846,15 +924,22 @@ class HeldStore(SegmentStore):
         self.taken: dict[int, int] = {}  # target segment -> the last pass whose marks for it were taken
 
     def begin(self, depth: int) -> None:
+        """Start pass ``depth``: the files the last pass proposed are the checkpoint's now,
+        and the marks files the one before named are read and removed (by the client too,
+        where it sees them)."""
         if self.proposed is not None:
+            read = [name for name in self.files.keys() - self.proposed[0].keys() if name.startswith(("sent-", "bits-"))]
             self.files, slots = self.proposed
             self.slot.update(slots)
             self.proposed = None
+            for name in read:
+                (self.dir / name).unlink(missing_ok=True)
         super().begin(depth)
         self.outbox, self.crossing = {}, 0
 
     def drop_unfinished(self, depth: int) -> None:
-        """The client drops an interrupted pass's marks (the files are shared)."""
+        """Nothing: an interrupted pass's marks files are never read (only those a
+        checkpoint names are) and are written anew or removed at the end."""
 
     def propose(self, arrived: dict[str, str] | None = None) -> dict[str, str]:
         files = dict(self.next_files if self.proposed is None else self.proposed[0], **(arrived or {}))
@@ -1052,6 +1137,30 @@ def _table(token: str, k: int, role: str) -> np.ndarray:
     """Segment ``k``'s table (``role`` seg) or tablebase part (tb)."""
     s, store = _held(token, k)
     return store.load(role, k, s.hi - s.lo)
+
+
+def _disk_room(out: str) -> int:
+    """On a worker: the free bytes of the disk of ``out`` (its own), its segment files
+    counted as free."""
+    path = Path(out)
+    return free_disk(path) + (sum(f.stat().st_size for f in path.glob("*.bin")) if path.is_dir() else 0)
+
+
+def _empty_dir(out: str) -> None:
+    """On a worker: make ``out`` (on its own disk), with no segment files in it."""
+    path = Path(out)
+    path.mkdir(parents=True, exist_ok=True)
+    for old in path.glob("*.bin"):
+        old.unlink(missing_ok=True)  # another worker of the same disk may have removed it
+
+
+def _discard(token: str) -> None:
+    """On a worker: remove the files of its segments that the last complete pass does not
+    name (a pass over an empty layer's, the other copy of each table)."""
+    for s, store in _held(token).segments.values():
+        for path in store.dir.glob("*.bin"):
+            if FILE_NAME.fullmatch(path.name) and file_parts(path.name)[1] == s.k and path.name not in store.files:
+                path.unlink(missing_ok=True)
 
 
 def _running(dask_worker) -> int:

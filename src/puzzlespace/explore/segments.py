@@ -74,11 +74,17 @@ def bitmap_bytes(size: int) -> int:
     return -(-size // 8)
 
 
+def disk_needed(size: int, tables: int, marks: str = "packed") -> int:
+    """Bytes of disk the segment files of ``size`` ranks need: two copies of each of the
+    ``tables`` tables, and room for the marks in flight, or for two passes' bitmaps and
+    the marks they sent packed first."""
+    return 2 * tables * table_bytes(size) + (4 * SENT_BUFFER * 8 if marks == "packed" else 3 * bitmap_bytes(size))
+
+
 def _check_disk(out: Path, size: int, tables: int, marks: str) -> None:
-    """Refuse a run whose segment files (two copies of each table, and room for the marks
-    in flight, or for two passes' bitmaps and the marks they sent packed first) would not
-    fit the disk of ``out``; files there already count as free."""
-    need = 2 * tables * table_bytes(size) + (4 * SENT_BUFFER * 8 if marks == "packed" else 3 * bitmap_bytes(size))
+    """Refuse a run whose segment files (:func:`disk_needed`) would not fit the disk of
+    ``out``; files there already count as free."""
+    need = disk_needed(size, tables, marks)
     free = free_disk(out) + (sum(f.stat().st_size for f in out.glob("*.bin")) if out.is_dir() else 0)
     if need > free:
         raise PuzzleError(f"the segment files need about {human(need)} of disk in {str(out)!r} but only {human(free)} "
@@ -582,12 +588,13 @@ def result_of(puzzle: Puzzle, index, counts: list[int], found: list[int], found_
 
 
 def prepare(puzzle: Puzzle, index, segments: int, out: Path | None, resume: bool, store: SegmentStore, force: bool,
-            marks: str = "packed", check: Callable[[list[Segment]], None] | None = None):
+            marks: str = "packed", check: Callable[[list[Segment]], None] | None = None, disk: bool = True):
     """What a run by segments starts from: the segments (``segments`` equal, aligned rank
     ranges, or a resumed checkpoint's), the run's identity as its manifests name it, and
     (next depth, counts, seconds so far), with the resumed files and counts in ``store``.
     ``check(segments)`` may refuse the run before anything is changed; then a fresh run
-    with ``out`` gets an empty checkpoint directory (see
+    with ``out`` gets an empty checkpoint directory, whose disk must hold the segment
+    files unless ``disk`` is False (they are kept elsewhere) (see
     :func:`~puzzlespace.explore.engine.refuse_other_checkpoint` for ``force``)."""
     align = index.group * 64
     goal = list(puzzle.goal)
@@ -604,7 +611,8 @@ def prepare(puzzle: Puzzle, index, segments: int, out: Path | None, resume: bool
     if out is not None:
         if not force:
             refuse_other_checkpoint(out, puzzle.spec, goal)
-        _check_disk(out, index.size, 2 if store.keep_table else 1, marks)
+        if disk:
+            _check_disk(out, index.size, 2 if store.keep_table else 1, marks)
         out.mkdir(parents=True, exist_ok=True)
         for path in list(out.glob("*.bin")) + [out / checkpoint.MANIFEST]:
             path.unlink(missing_ok=True)
