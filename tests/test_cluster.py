@@ -695,8 +695,9 @@ def test_segments_on_workers_own_disks_refused_without_room_or_found_nowhere():
 
     segs = [Segment(0, 0, 1 << 30), Segment(1, 1 << 30, 1 << 31)]
     cluster._check_disks(Client(), segs[:1], ["tcp://a:1"], Path("ck"), 1)  # two copies of 256 MiB, and the marks
-    with pytest.raises(PuzzleError, match=r"^worker tcp://b:1's segment files need about 544\.0 MiB of disk in 'ck' but "
-                                          r"only 300\.0 MiB is free there; choose another --out, or use more workers$"):
+    with pytest.raises(PuzzleError, match=r"^worker tcp://b:1's segment files need about 544\.0 MiB of disk in 'ck' "
+                                          r"but only 300\.0 MiB is free there; choose another --out, or use more "
+                                          r"workers$"):
         cluster._check_disks(Client(), segs, ["tcp://a:1", "tcp://b:1"], Path("ck"), 1)
     held = {"tcp://a:1": {1}, "tcp://b:1": set()}
     assert cluster._owner(1, ["tcp://a:1", "tcp://b:1"], held, Path("ck")) == "tcp://a:1"

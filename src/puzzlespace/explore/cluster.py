@@ -7,7 +7,8 @@ files under ``out_dir``: a directory that every worker and the client share, or,
 worker does not see the client's, the directory of that path on the worker's own disk
 (then each worker empties and cleans its own, the client keeps the manifest and gathers
 the tablebase into its directory at the end, and a resumed run gives each segment to a
-worker that has its files). Every task that touches a segment is pinned to its owner. A pass over layer ``d`` is, per segment:
+worker that has its files). Every task that touches a segment is pinned to its owner.
+A pass over layer ``d`` is, per segment:
 
 1. ``visit`` (on the owner): the pass of :func:`~puzzlespace.explore.segments.visit`;
    marks inside the segment are merged in place, the others packed
@@ -367,8 +368,8 @@ def explore_distributed(
     store = SegmentStore(out, keep_table)
     check_installed(client)
     local = out is not None and not _shared(client, owners, out)
-    held = _segments_on_disks(client, owners, out) if local and resume else None
-    owner = lambda segs: [_owner(s.k, owners, held, out) for s in segs]  # noqa: E731
+    on_disks = _segments_on_disks(client, owners, out) if local and resume else None
+    owner = lambda segs: [_owner(s.k, owners, on_disks, out) for s in segs]  # noqa: E731
     lines, tables = memory_lines(client), 2 if keep_table else 1
 
     def check(segs: list[Segment]) -> None:
@@ -404,9 +405,8 @@ def explore_distributed(
             if keep_table and out is None:
                 tablebase = np.concatenate(run.gather("tb", segs))
             elif keep_table:
-                if local:  # gathered into the client's directory, a segment at a time
-                    for s in segs:
-                        run.gather("tb", [s])[0].tofile(out / f"tb-{s.k}-{store.slot.get(s.k, 1)}.bin")
+                if local:
+                    _gather_tablebase(run, store, segs)
                 tablebase = lambda: (store.load("tb", s.k, s.hi - s.lo) for s in segs)  # noqa: E731
     finally:
         run.release()
@@ -447,8 +447,8 @@ def _shared(client, workers: Sequence[str], out: Path) -> bool:
 def _segments_on_disks(client, workers: Sequence[str], out: Path) -> dict[str, set[int]]:
     """The segments whose table files each worker has in its own ``out``."""
     def segments_in(path: str) -> list[int]:  # nested: sent by value
-        import re as names
-        return [int(m.group(1)) for f in os.listdir(path) if (m := names.fullmatch(r"seg-(\d+)-[01]\.bin", f))] \
+        import re
+        return [int(m.group(1)) for f in os.listdir(path) if (m := re.fullmatch(r"seg-(\d+)-[01]\.bin", f))] \
             if os.path.isdir(path) else []
 
     return {w: set(got) for w, got in client.run(segments_in, str(out), workers=list(workers)).items()}
@@ -467,6 +467,13 @@ def _owner(k: int, workers: Sequence[str], held: dict[str, set[int]] | None, out
     raise PuzzleError(f"segment {k}'s files are on none of the workers (each keeps its segments in {str(out)!r} on "
                       "its own disk): resume on the workers whose disks hold the checkpoint, or gather every "
                       "worker's files into one directory and resume in one process (--segments)")
+
+
+def _gather_tablebase(run: "_Run", store: SegmentStore, segs: Sequence[Segment]) -> None:
+    """Copy each segment's tablebase part from its worker's own disk into this program's
+    directory, under the name the manifest gives it, a segment at a time."""
+    for s in segs:
+        run.gather("tb", [s])[0].tofile(store.dir / f"tb-{s.k}-{store.slot.get(s.k, 1)}.bin")
 
 
 def _check_disks(client, segs: Sequence[Segment], owners: Sequence[str], out: Path, tables: int) -> None:
