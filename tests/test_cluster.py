@@ -723,3 +723,28 @@ def test_a_client_that_could_not_connect_is_closed_at_once(address):
         with remote_cluster(address):
             pass
     assert caught.value.__context__ is None and clients() <= before
+
+
+def test_a_killed_clients_run_is_dropped_from_the_workers_by_the_next(client):
+    """A client killed mid-run (``explore --scheduler`` SIGKILLed) never lets go of its
+    run: its segments would stay in the workers' memory as long as they live. The next
+    run on the cluster drops them as it starts, and leaves nothing itself."""
+    runs = lambda: [c for got in client.run(lambda: [held.client for held in  # noqa: E731
+                    __import__("puzzlespace.explore.cluster", fromlist=["_HELD"])._HELD.values()]).values() for c in got]
+    held = lambda: len(runs())  # noqa: E731
+    clients = lambda: client.run_on_scheduler(lambda dask_scheduler: len(dask_scheduler.clients))  # noqa: E731
+    before = clients()
+    cli = subprocess.Popen([sys.executable, "-m", "puzzlespace", "explore", "4x3", "--scheduler",
+                            client.scheduler.address, "--json"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while held() < 4 and time.monotonic() < deadline:  # each worker holds one of its segments
+        time.sleep(0.05)
+    cli.kill()
+    cli.wait()
+    assert held() == 4
+    while clients() > before and time.monotonic() < deadline:  # the scheduler has seen it go
+        time.sleep(0.05)
+    during = []
+    assert_same(explore_distributed(ps.load_puzzle("3x2"), client, segments=2, antipode_limit=20,
+                                    progress=lambda *_: during or during.append(runs())), reference("3x2"))
+    assert during[0] and set(during[0]) == {client.id} and held() == 0  # its own run only; then nothing

@@ -274,6 +274,18 @@ def check_installed(client) -> None:
                               "version on every worker (restart the workers after an upgrade)")
 
 
+def drop_orphaned_runs(client) -> int:
+    """Drop from the workers the runs of clients that are gone (the segments a killed
+    client's run held would otherwise stay in the workers' memory for as long as they
+    live); how many runs were dropped, over all workers. A run calls it as it starts
+    and as it ends."""
+
+    def clients(dask_scheduler) -> list[str]:  # nested: sent by value, for a scheduler without puzzlespace
+        return list(dask_scheduler.clients)
+
+    return sum(client.run(_drop_orphans, client.run_on_scheduler(clients)).values())
+
+
 def memory_lines(client) -> dict[str, MemoryLine]:
     """Each worker's :class:`MemoryLine`, by address and by name (either may name a
     worker): the lower of its pause line and, with a nanny, its nanny's restart line
@@ -367,6 +379,7 @@ def explore_distributed(
         raise PuzzleError("the Dask cluster has no workers; start some (see docs/scaling.md)")
     store = SegmentStore(out, keep_table)
     check_installed(client)
+    drop_orphaned_runs(client)
     local = out is not None and not _shared(client, owners, out)
     on_disks = _segments_on_disks(client, owners, out) if local and resume else None
     owner = lambda segs: [_owner(s.k, owners, on_disks, out) for s in segs]  # noqa: E731
@@ -553,8 +566,8 @@ class _Run:
                 mine = {name: crc for name, crc in resumed.files.items() if file_parts(name)[1] == s.k}
                 held = dict(files=mine, slot=resumed.slot.get(s.k), carried=resumed.carried.get(s.k, 0),
                             sizes=resumed.sizes.get(s.k, 0))
-            futures.append(self.submit(_open, self.token, puzzle, goal, s, starts, self.owners, self.out, keep_table,
-                                       held, depth, worker=self.owners[s.k], key=f"open-{s.k}"))
+            futures.append(self.submit(_open, self.token, self.client.id, puzzle, goal, s, starts, self.owners,
+                                       self.out, keep_table, held, depth, worker=self.owners[s.k], key=f"open-{s.k}"))
         threads = {}
         for s, got in zip(segs, self._wait(futures, -1)):
             self.files.update(got["files"])
@@ -799,6 +812,7 @@ class _Run:
         try:
             self.client.run(_release, self.token, workers=sorted(self.workers & set(self.client.nthreads())),
                             on_error="ignore")
+            drop_orphaned_runs(self.client)  # again: a killed client's tasks that were under way at the start
         except Exception:  # noqa: BLE001 - the cluster may be gone; nothing is left to free then
             pass
 
@@ -887,9 +901,10 @@ def _visit_key(depth: int, k: int) -> str:
 
 @dataclass
 class _Held:
-    """A run's state in one worker process: the index, its kernel, mark buffers for the
-    worker's threads and the segments the worker owns."""
+    """A run's state in one worker process: the client's id, the index, its kernel, mark
+    buffers for the worker's threads and the segments the worker owns."""
 
+    client: str
     index: object
     kernel: tuple
     threads: int
@@ -1011,18 +1026,19 @@ def _this_worker():
     return _distributed().get_worker()
 
 
-def _open(token: str, puzzle: Puzzle, goal: int, s: Segment, starts: np.ndarray, owners: list[str],
+def _open(token: str, client: str, puzzle: Puzzle, goal: int, s: Segment, starts: np.ndarray, owners: list[str],
           out: Path | None, keep_table: bool, resumed: dict | None, depth: int) -> dict:
-    """Hold segment ``s`` in this worker, for pass ``depth`` next: new first tables (the
-    goal's rank ``goal`` given: a worker ranks no state, so it needs none of that code), or
-    a resumed checkpoint's files."""
+    """Hold segment ``s`` in this worker, for pass ``depth`` next, for the run ``token`` of
+    the Dask client ``client`` (its id): new first tables (the goal's rank ``goal`` given:
+    a worker ranks no state, so it needs none of that code), or a resumed checkpoint's
+    files."""
     threads = _this_worker().state.nthreads
     with _OPENING:
         held = _HELD.get(token)
         if held is None:
             index = puzzle.state_index()
-            held = _HELD[token] = _Held(index, kernel_of(index), threads, new_buffers(index, threads), starts,
-                                        keep_table, ThreadPoolExecutor(max_workers=threads))
+            held = _HELD[token] = _Held(client, index, kernel_of(index), threads, new_buffers(index, threads),
+                                        starts, keep_table, ThreadPoolExecutor(max_workers=threads))
         if s.k in held.segments:
             raise PuzzleError(f"segment {s.k} was opened twice (Dask ran its task again after losing a worker); "
                               "run it again")
@@ -1173,6 +1189,16 @@ def _discard(token: str) -> None:
 def _running(dask_worker) -> int:
     """On a worker: the tasks it is running."""
     return dask_worker.state.executing_count
+
+
+def _drop_orphans(clients: list[str]) -> int:
+    """On a worker: drop the runs of Dask clients not in ``clients`` (gone without letting
+    go of them: killed, or their machine lost); how many. A task of theirs under way
+    runs to its end (a thread cannot be stopped), then its memory goes too."""
+    orphans = [token for token, held in list(_HELD.items()) if held.client not in clients]
+    for token in orphans:
+        _release(token)
+    return len(orphans)
 
 
 def _release(token: str) -> None:
