@@ -72,11 +72,11 @@ from .._version import __version__
 from ..contracts import PuzzleRules as Puzzle
 from ..errors import PuzzleError
 from ..bits import layer_value, new_blocks, table_bytes
-from ..resources import free_disk, human, peak_rss
+from ..resources import human, peak_rss
 from .engine import ExploreResult, kernel_of, new_buffers
 from .packing import unpack_marks, write_block
-from .segments import (FILE_NAME, Segment, SegmentStore, crc_text, disk_needed, file_errors, file_parts,
-                       first_tables, load_code, merge_sent, prepare, result_of, visit)
+from .segments import (FILE_NAME, Segment, SegmentStore, crc_text, disk_needed, disk_room, empty_dir, file_errors,
+                       file_parts, first_tables, load_code, merge_sent, prepare, result_of, visit)
 
 #: Bytes of marks a segment that make the next pass take them in with chains of receive
 #: tasks (a task a sending worker: a sender's copy goes as soon as the chain of its
@@ -393,7 +393,7 @@ def explore_distributed(
     segs, identity, (depth, counts, before) = prepare(puzzle, index, segments or len(owners), out, resume, store,
                                                       force, check=check, disk=not local)
     if local and not resume:
-        client.run(_empty_dir, str(out), workers=sorted(set(owner(segs))))
+        client.run(empty_dir, out, workers=sorted(set(owner(segs))))
     run = _Run(client, uuid.uuid4().hex, owner(segs), out)
     try:
         with file_errors(out, lambda: depth), _scheduler_kept(client, lambda: depth, out):
@@ -459,12 +459,7 @@ def _shared(client, workers: Sequence[str], out: Path) -> bool:
 
 def _segments_on_disks(client, workers: Sequence[str], out: Path) -> dict[str, set[int]]:
     """The segments whose table files each worker has in its own ``out``."""
-    def segments_in(path: str) -> list[int]:  # nested: sent by value
-        import re
-        return [int(m.group(1)) for f in os.listdir(path) if (m := re.fullmatch(r"seg-(\d+)-[01]\.bin", f))] \
-            if os.path.isdir(path) else []
-
-    return {w: set(got) for w, got in client.run(segments_in, str(out), workers=list(workers)).items()}
+    return {w: set(got) for w, got in client.run(_segments_here, str(out), workers=list(workers)).items()}
 
 
 def _owner(k: int, workers: Sequence[str], held: dict[str, set[int]] | None, out: Path | None) -> str:
@@ -496,7 +491,7 @@ def _check_disks(client, segs: Sequence[Segment], owners: Sequence[str], out: Pa
     for s in segs:
         need[owners[s.k]] = need.get(owners[s.k], 0) + s.hi - s.lo
     need = {w: disk_needed(size, tables) for w, size in need.items()}
-    for worker, free in client.run(_disk_room, str(out), workers=sorted(need)).items():
+    for worker, free in client.run(disk_room, out, workers=sorted(need)).items():
         if free < need[worker]:
             raise PuzzleError(f"worker {worker}'s segment files need about {human(need[worker])} of disk in "
                               f"{str(out)!r} but only {human(free)} is free there; choose another --out, or use "
@@ -959,6 +954,10 @@ class HeldStore(SegmentStore):
         super().begin(depth)
         self.outbox, self.crossing = {}, 0
 
+    def owns(self, name: str) -> bool:
+        """Only the segment's own files (other segments' may share the directory)."""
+        return bool(FILE_NAME.fullmatch(name)) and file_parts(name)[1] == self.k
+
     def drop_unfinished(self, depth: int) -> None:
         """Nothing: an interrupted pass's marks files are never read (only those a
         checkpoint names are) and are written anew or removed at the end."""
@@ -1162,28 +1161,18 @@ def _table(token: str, k: int, role: str) -> np.ndarray:
     return store.load(role, k, s.hi - s.lo)
 
 
-def _disk_room(out: str) -> int:
-    """On a worker: the free bytes of the disk of ``out`` (its own), its segment files
-    counted as free."""
-    path = Path(out)
-    return free_disk(path) + (sum(f.stat().st_size for f in path.glob("*.bin")) if path.is_dir() else 0)
-
-
-def _empty_dir(out: str) -> None:
-    """On a worker: make ``out`` (on its own disk), with no segment files in it."""
-    path = Path(out)
-    path.mkdir(parents=True, exist_ok=True)
-    for old in path.glob("*.bin"):
-        old.unlink(missing_ok=True)  # another worker of the same disk may have removed it
-
-
 def _discard(token: str) -> None:
     """On a worker: remove the files of its segments that the last complete pass does not
     name (a pass over an empty layer's, the other copy of each table)."""
-    for s, store in _held(token).segments.values():
-        for path in store.dir.glob("*.bin"):
-            if FILE_NAME.fullmatch(path.name) and file_parts(path.name)[1] == s.k and path.name not in store.files:
-                path.unlink(missing_ok=True)
+    for _, store in _held(token).segments.values():
+        store.discard()
+
+
+def _segments_here(out: str) -> list[int]:
+    """On a worker: the segments whose table files are in ``out`` (on its own disk)."""
+    path = Path(out)
+    names = [f.name for f in path.glob("seg-*.bin")] if path.is_dir() else []
+    return [file_parts(name)[1] for name in names if FILE_NAME.fullmatch(name)]
 
 
 def _running(dask_worker) -> int:

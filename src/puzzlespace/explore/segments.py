@@ -85,10 +85,23 @@ def _check_disk(out: Path, size: int, tables: int, marks: str) -> None:
     """Refuse a run whose segment files (:func:`disk_needed`) would not fit the disk of
     ``out``; files there already count as free."""
     need = disk_needed(size, tables, marks)
-    free = free_disk(out) + (sum(f.stat().st_size for f in out.glob("*.bin")) if out.is_dir() else 0)
+    free = disk_room(out)
     if need > free:
         raise PuzzleError(f"the segment files need about {human(need)} of disk in {str(out)!r} but only {human(free)} "
                           "is free; choose another --out")
+
+
+def disk_room(out: Path) -> int:
+    """Free bytes of the disk of ``out``, the segment files already there counted as free
+    (a fresh run replaces them)."""
+    return free_disk(out) + (sum(f.stat().st_size for f in out.glob("*.bin")) if out.is_dir() else 0)
+
+
+def empty_dir(out: Path) -> None:
+    """Make ``out``, with no segment files in it (another process may remove them too)."""
+    out.mkdir(parents=True, exist_ok=True)
+    for path in out.glob("*.bin"):
+        path.unlink(missing_ok=True)
 
 
 @contextmanager
@@ -326,8 +339,12 @@ class SegmentStore:
         found no state)."""
         if self.dir is not None:
             for path in self.dir.glob("*.bin"):
-                if path.name not in self.files:
-                    path.unlink()
+                if self.owns(path.name) and path.name not in self.files:
+                    path.unlink(missing_ok=True)
+
+    def owns(self, name: str) -> bool:
+        """Whether the file ``name`` in the directory is this store's to remove: any."""
+        return True
 
     def commit(self, depth: int, manifest: dict) -> None:
         """End pass ``depth``: name its files (and the counts the next pass needs) in the
@@ -613,9 +630,8 @@ def prepare(puzzle: Puzzle, index, segments: int, out: Path | None, resume: bool
             refuse_other_checkpoint(out, puzzle.spec, goal)
         if disk:
             _check_disk(out, index.size, 2 if store.keep_table else 1, marks)
-        out.mkdir(parents=True, exist_ok=True)
-        for path in list(out.glob("*.bin")) + [out / checkpoint.MANIFEST]:
-            path.unlink(missing_ok=True)
+        empty_dir(out)
+        (out / checkpoint.MANIFEST).unlink(missing_ok=True)
     return segs, identity, (0, [], 0.0)
 
 
