@@ -26,7 +26,8 @@ import sys
 
 import numpy as np
 
-LINE = re.compile(r"layer (\d+): ([\d,]+) states? in ([\d.]+) s, ([\d.]+) (B|KiB|MiB|GiB|TiB) between workers")
+LINE = re.compile(r"layer (\d+): ([\d,]+) states? in ([\d.]+) s, ([\d.]+) (B|KiB|MiB|GiB|TiB) between workers"
+                  r"(?:, slowest \S+ \(([\d.]+) s\))?")
 UNITS = {"B": 1, "KiB": 2 ** 10, "MiB": 2 ** 20, "GiB": 2 ** 30, "TiB": 2 ** 40}
 #: (board, positions, table bytes at 2 bits a rank, layers): God's numbers 84 (5x3) and
 #: 80 (4x4) as published; 8x2's is not known, about 140 from the 2-row series 55, 80, 108.
@@ -36,23 +37,26 @@ TARGETS = [("5x3", 653_837_184_000, 163_459_296_000, 85), ("4x4", 10_461_394_944
 PASS_LATENCY = 0.03
 
 
+def parse_layers(text: str) -> np.ndarray:
+    """Rows (states, seconds, bytes between workers, seconds of the slowest worker's visits
+    or NaN) of every layer line in ``text``."""
+    rows = [(int(m.group(2).replace(",", "")), float(m.group(3)), float(m.group(4)) * UNITS[m.group(5)],
+             float(m.group(6) or "nan")) for m in LINE.finditer(text)]
+    return np.array(rows).reshape(-1, 4)
+
+
 def read_layers(path: str) -> np.ndarray:
-    """Rows (states, seconds, bytes between workers) of every layer line in ``path``."""
-    rows = []
+    """:func:`parse_layers` of the file ``path``; it must have some."""
     with open(path, encoding="utf-8") as f:
-        for line in f:
-            m = LINE.match(line)
-            if m:
-                rows.append((int(m.group(2).replace(",", "")), float(m.group(3)),
-                             float(m.group(4)) * UNITS[m.group(5)]))
-    if not rows:
+        layers = parse_layers(f.read())
+    if not len(layers):
         raise SystemExit(f"{path}: no layer lines")
-    return np.array(rows)
+    return layers
 
 
 def fit(layers: np.ndarray, table_bytes: int) -> tuple[np.ndarray, float]:
     """(scan s per table byte, s per state, s per crossing byte) and the fit's R²."""
-    states, seconds, crossing = layers.T
+    states, seconds, crossing = layers[:, :3].T
     design = np.column_stack([np.full_like(states, table_bytes), states, crossing])
     coef, *_ = np.linalg.lstsq(design, seconds, rcond=None)
     residual = seconds - design @ coef
@@ -73,7 +77,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     layers = read_layers(args.log)
     (scan, expand, cross), r2 = fit(layers, args.table_bytes)
-    states, seconds, crossing = layers.T
+    states, seconds, crossing, slowest = layers.T
     model = scan * args.table_bytes * len(layers) + expand * states.sum() + cross * crossing.sum()
     per_state = crossing.sum() / states.sum()
     print(f"# fitted on {len(layers)} layers of {args.log} ({args.cores} cores); R² {r2:.3f}")
@@ -82,6 +86,9 @@ def main(argv=None) -> int:
     print(f"- crossing: {cross * args.cores * 1e9:.1f} core-ns per byte between workers "
           f"({per_state:.3f} bytes per state in this run)")
     print(f"- check: the layers took {seconds.sum():.0f} s; the model gives {model:.0f} s")
+    if not np.isnan(slowest).any():
+        print(f"- outside the slowest worker's visits (moving and taking in marks, scheduling): "
+              f"{(seconds - slowest).sum():.1f} s")
     print()
     print("| board | where | memory (or disk) per machine | network per pass (mean) | network in all | hours |")
     print("|---|---|---|---|---|---|")

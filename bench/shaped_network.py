@@ -2,18 +2,22 @@
 namespace) behind a link of limited bandwidth: what the network between machines costs a run.
 
 ``python bench/shaped_network.py PUZZLE [--machines M] [--rates 1gbit,100mbit] [--repeat R]
-[--memory-limit 4GB] [--warm PUZZLE] [--keep PREFIX]`` (as root: it makes network namespaces and links, and shapes them
-with ``tc``'s token bucket, both ways). It starts, as ``docs/scaling.md`` says to (its
-environment settings read from that page), a ``dask scheduler`` in this namespace and one
-``dask worker`` of one thread in each of the M namespaces, each run in a directory of its
-own. After an unmeasured run of ``--warm`` (default PUZZLE), in which the workers load
-their compiled code, R times over it runs ``puzzlespace explore PUZZLE --scheduler ... --json
---progress`` with every link unshaped and at each rate, in turn, and prints each run's
-engine seconds and its ratio to the unshaped run beside it; the depth counts must be the
-same in every run (``--keep``: each run's layer lines in ``PREFIX-<run>-<link>.log``). The bytes between workers of a run all cross links (one worker a
-machine), and each worker's share of them goes out of its link and comes in by it: the
-table's "link time" is a worker's share of a run's bytes at the link's rate, each way, the
-least the network can add to a run that did nothing else meanwhile.
+[--memory-limit 4GB] [--warm PUZZLE] [--keep PREFIX]`` (as root: it makes network
+namespaces and links, and shapes them with ``tc``'s token bucket, both ways). It starts,
+as ``docs/scaling.md`` says to (its environment settings read from that page), a ``dask
+scheduler`` in this namespace and one ``dask worker`` of one thread in each of the M
+namespaces, each run in a directory of its own. After an unmeasured run of ``--warm``
+(default PUZZLE), in which the workers load their compiled code, R times over it runs
+``puzzlespace explore PUZZLE --scheduler ... --json --progress`` with every link unshaped
+and at each rate, in turn; the depth counts must be the same in every run (``--keep``:
+each run's layer lines in ``PREFIX-<run>-<link>.log``). Per run it prints the engine
+seconds, their ratio to the unshaped run beside it, and the seconds of the layers outside
+the slowest worker's visit of each (the visits do no network I/O, so this is where the
+network shows, apart from this machine's drift between runs). The bytes between workers
+of a run all cross links (one worker a machine), and each worker's share of them goes out
+of its link and comes in by it: the "link time" is a worker's share of a run's bytes at
+the link's rate, each way, the least the network can add to a run that did nothing else
+meanwhile.
 
 What it does not model: latency (the links are veth pairs, about 0.05 ms a round trip;
 ``tc``'s netem, which would add delay, is not in every kernel), and the CPU: every
@@ -33,6 +37,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from cost_model import parse_layers  # bench/, beside this script
 
 ROOT = Path(__file__).resolve().parent.parent
 NET = "10.78"  # machine i is NET.i.2, its link's other end NET.i.1
@@ -126,13 +132,10 @@ def cluster(links, work: Path, memory_limit: str):
             process.wait(timeout=60)
 
 
-LAYER = re.compile(r"layer \d+: .* ([\d.]+) (B|KiB|MiB|GiB|TiB) between workers")
-SIZES = {"B": 1, "KiB": 2 ** 10, "MiB": 2 ** 20, "GiB": 2 ** 30, "TiB": 2 ** 40}
-
-
 def explore(puzzle: str, address: str, keep: Path | None = None) -> dict:
-    """One ``explore --scheduler`` run: its JSON, and the bytes between workers summed
-    from its layer lines (kept in ``keep``)."""
+    """One ``explore --scheduler`` run: its JSON, with from its layer lines (kept in
+    ``keep``) the bytes between workers and the seconds outside the slowest worker's
+    visits (which do no network I/O) summed over the layers."""
     got = subprocess.run([sys.executable, "-m", "puzzlespace", "explore", puzzle, "--scheduler", address, "--json",
                           "--progress"], capture_output=True, text=True, check=False)
     if got.returncode != 0:
@@ -140,7 +143,8 @@ def explore(puzzle: str, address: str, keep: Path | None = None) -> dict:
     if keep is not None:
         keep.write_text(got.stderr)
     result = json.loads(got.stdout)
-    result["between"] = sum(float(m.group(1)) * SIZES[m.group(2)] for m in LAYER.finditer(got.stderr))
+    layers = parse_layers(got.stderr)
+    result["between"], result["outside"] = layers[:, 2].sum(), (layers[:, 1] - layers[:, 3]).sum()
     return result
 
 
@@ -180,13 +184,16 @@ def main() -> None:
                     raise SystemExit(f"depth counts differ at rate {rate}: {got['depth_counts']} != {counts}")
                 base = base or got["seconds"]
                 link = 0.0 if rate is None else got["between"] / args.machines * 8 / rate_bits(rate)
-                rows.append((r, rate or "unshaped", got["seconds"], got["seconds"] / base, got["between"], link))
+                rows.append((r, rate or "unshaped", got["seconds"], got["seconds"] / base, got["outside"],
+                             got["between"], link))
                 print(f"run {r} {rate or 'unshaped'}: {got['seconds']:.2f} s, ratio {got['seconds'] / base:.3f}, "
-                      f"{got['between'] / 1e6:.1f} MB between workers, link time {link:.2f} s", flush=True)
-    print("\n| run | link | engine s | ratio to unshaped | MB between workers | link time s (a worker's share, each way) |")
-    print("|---|---|---|---|---|---|")
-    for r, rate, seconds, ratio, between, link in rows:
-        print(f"| {r} | {rate} | {seconds:.2f} | {ratio:.3f} | {between / 1e6:.1f} | {link:.2f} |")
+                      f"{got['outside']:.2f} s outside the visits, {got['between'] / 1e6:.1f} MB between workers, "
+                      f"link time {link:.2f} s", flush=True)
+    print("\n| run | link | engine s | ratio to unshaped | s outside the slowest visits | MB between workers "
+          "| link time s (a worker's share, each way) |")
+    print("|---|---|---|---|---|---|---|")
+    for r, rate, seconds, ratio, outside, between, link in rows:
+        print(f"| {r} | {rate} | {seconds:.2f} | {ratio:.3f} | {outside:.2f} | {between / 1e6:.1f} | {link:.2f} |")
 
 
 if __name__ == "__main__":
