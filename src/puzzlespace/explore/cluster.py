@@ -205,9 +205,13 @@ class MemoryLine:
         """The line in bytes."""
         return int(self.fraction * self.limit)
 
+    @property
+    def stops(self) -> str:
+        """Where Dask stops the worker, in words."""
+        return f"Dask {'pauses' if self.pauses else 'restarts'} it at {self.fraction:.0%} of it"
+
     def __str__(self) -> str:
-        what = "pauses" if self.pauses else "restarts"
-        return f"its memory limit of {human(self.limit)} (Dask {what} it at {self.fraction:.0%} of it)"
+        return f"its memory limit of {human(self.limit)} ({self.stops})"
 
 
 #: What turns a worker's pausing off (docs/scaling.md starts workers with it).
@@ -232,9 +236,9 @@ def check_worker_memory(segs: Sequence[Segment], owners: Sequence[str], lines: d
         unpause = f", or start the workers with {NO_PAUSE} (see docs/scaling.md)" if line.pauses else ""
         if room <= 0:
             raise PuzzleError(f"worker {worker}'s memory limit of {human(line.limit)} leaves no room for segments "
-                              f"(Dask {'pauses' if line.pauses else 'restarts'} it at {line.fraction:.0%} of it, and "
-                              f"the program and the marks in flight take about {human(WORKER_OVERHEAD)}); give the "
-                              f"workers more memory (--max-memory with --workers){unpause}")
+                              f"({line.stops}, and the program and the marks in flight take about "
+                              f"{human(WORKER_OVERHEAD)}); give the workers more memory (--max-memory with --workers)"
+                              f"{unpause}")
         room_text = f"room for {human(room)} within {line}"
         if in_files:
             raise PuzzleError(f"a segment's table takes {human(need)} but worker {worker} has {room_text}; "
