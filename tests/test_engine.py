@@ -172,3 +172,15 @@ def test_a_kernel_that_fails_stops_the_walk():
     out, ranks = np.empty(10_000, dtype=np.int64), np.empty(1003, dtype=np.int64)
     with pytest.raises(RuntimeError, match="kernel failed"):
         expand_span(Failing(), table, 0, 4000, 1, np.ones(2, dtype=np.uint8), out, ranks)
+
+
+@pytest.mark.parametrize("name", ["3x3", "flip:4x4", "jump:6:1,3"])
+def test_a_complete_exploration_must_reach_what_the_family_counts(name):
+    from puzzlespace.explore.engine import check_all_reached
+
+    p = ps.load_puzzle(name)
+    counts = explore(p, antipode_limit=0).depth_counts
+    assert sum(counts) == p.reachable_count()
+    check_all_reached(p, counts)
+    with pytest.raises(RuntimeError, match="a defect in puzzlespace"):
+        check_all_reached(p, counts[:-1])

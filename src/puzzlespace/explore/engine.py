@@ -411,6 +411,8 @@ def explore(
             _save(out, puzzle, goal, index, depth, counts, table, tablebase,
                   done_before + time.perf_counter() - t0)
     layers.close()
+    if stop_at_depth is None or depth < stop_at_depth:
+        check_all_reached(puzzle, counts)
     found = np.empty(max(antipode_limit, 0), dtype=np.int64)
     written, total = collect_layer(table, 0, size, layer_value(depth), found)
     antipodes = [index.unrank(int(i)) for i in found[:written]]
@@ -420,6 +422,16 @@ def explore(
         peak_memory_bytes=peak_rss(), scheme=index.scheme, rank_space=size, threads=threads,
         table=tablebase, search_table=table if stop_at_depth is not None else None,
     )
+
+
+def check_all_reached(puzzle: Puzzle, counts: list[int]) -> None:
+    """Raise RuntimeError unless a complete exploration's layers (``counts``) hold as many
+    positions as the family says its goal reaches (where it knows): a defect of the
+    engine, never a user's, and never a result to print."""
+    reachable = puzzle.reachable_count()
+    if reachable is not None and sum(counts) != reachable:
+        raise RuntimeError(f"the exploration of {puzzle.spec} reached {sum(counts):,} positions, but "
+                           f"{reachable:,} are reachable from the goal: a defect in puzzlespace; please report it")
 
 
 def run_layers(index: FrontierSpace, table, depth: int, threads: int, progress=None,

@@ -55,8 +55,8 @@ from ..contracts import PuzzleRules as Puzzle
 from ..errors import PuzzleError
 from ..resources import current_rss, free_disk, human, peak_rss
 from . import checkpoint
-from .engine import (ExploreResult, buffer_sizes, chunk_spans, expand_chunks, kernel_of, load_walk, new_buffers,
-                     refuse_other_checkpoint)
+from .engine import (ExploreResult, buffer_sizes, check_all_reached, chunk_spans, expand_chunks, kernel_of, load_walk,
+                     new_buffers, refuse_other_checkpoint)
 from .packing import pack_marks, read_blocks, unpack_marks, write_block
 
 FORMAT = "puzzlespace-segments/2"
@@ -596,6 +596,7 @@ def result_of(puzzle: Puzzle, index, counts: list[int], found: list[int], found_
               seconds: float, peak_memory: int, threads: int, tablebase) -> ExploreResult:
     """The result of a run by segments whose last layer was ``len(counts) - 1``, with the
     ranks ``found`` of its first antipodes."""
+    check_all_reached(puzzle, counts)
     return ExploreResult(
         puzzle=puzzle.spec, goal=puzzle.goal, states=sum(counts), max_depth=len(counts) - 1, depth_counts=counts,
         antipode_count=int(found_total), antipodes=[index.unrank(int(r)) for r in found[:max(antipode_limit, 0)]],
