@@ -59,9 +59,8 @@ def test_segments_in_memory_match_the_engine(monkeypatch, name, segments, marks)
                                   marks=marks_kept(monkeypatch, marks)), reference(name))
 
 
-@pytest.mark.parametrize("name", ["3x3", "jump:9", "flip:5x5", f"graph:{EXAMPLES / 'petersen.toml'}"],
-                         ids=lambda n: n.rsplit("/", 1)[-1])
-@pytest.mark.parametrize("segments,threads", [(2, 1), (3, 2), (7, 3)])
+@pytest.mark.parametrize("name", PUZZLES, ids=lambda n: n.rsplit("/", 1)[-1])
+@pytest.mark.parametrize("segments,threads", [(1, 1), (2, 1), (3, 2), (7, 3)])
 @pytest.mark.parametrize("marks", MARKS)
 def test_segments_in_files_match_the_engine(tmp_path, monkeypatch, name, segments, threads, marks):
     p = ps.load_puzzle(name)
@@ -71,6 +70,14 @@ def test_segments_in_files_match_the_engine(tmp_path, monkeypatch, name, segment
     manifest = json.loads((tmp_path / "manifest.json").read_text())
     assert manifest["depth"] == result.max_depth and sorted(manifest["files"]) == sorted(
         f.name for f in tmp_path.glob("*.bin"))
+
+
+@pytest.mark.parametrize("segments", [1, 2, 3, 7])
+@pytest.mark.parametrize("in_files", [False, True], ids=["in memory", "in files"])
+def test_4x3_by_segments_matches_the_engine(tmp_path, segments, in_files):
+    result = explore_segmented(ps.load_puzzle("4x3"), segments=segments, threads=2, keep_table=True,
+                               antipode_limit=20, out_dir=tmp_path if in_files else None)
+    assert_same(result, reference("4x3"))
 
 
 class _Stop(Exception):
