@@ -319,6 +319,46 @@ def test_a_killed_worker_stops_the_run_and_resume_finishes_it(tmp_path):
                                         antipode_limit=20), ref)
 
 
+def _children(pid: int) -> set[int]:
+    """The processes whose parent is ``pid``, from /proc."""
+    found = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                found.add(int(stat.parent.name))
+    return found
+
+
+@pytest.mark.parametrize("signum, group", [(signal.SIGINT, True), (signal.SIGTERM, True), (signal.SIGTERM, False)],
+                         ids=["ctrl-c from a terminal", "SIGTERM to the job", "SIGTERM to the client"])
+def test_a_stopped_local_cluster_run_says_what_it_saved_and_leaves_nothing(tmp_path, signum, group):
+    """A terminal's Ctrl-C reaches every process of its foreground group, the workers of
+    ``--workers`` too, and a batch system's SIGTERM every process of the job: the run stops
+    in seconds, with the one line that names the saved layer (no worker's traceback),
+    and leaves no worker process behind; ``--resume`` then finishes it."""
+    out = tmp_path / "ck"
+    args = ["explore", "6x2", "--workers", "2", "--out", str(out), "--json"]
+    proc = subprocess.Popen([sys.executable, "-m", "puzzlespace", *args], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    deadline = time.monotonic() + 120
+    while not (out / "manifest.json").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    workers = _children(proc.pid)
+    time.sleep(0.3)
+    (os.killpg if group else os.kill)(proc.pid, signum)
+    sent = time.monotonic()
+    _, stderr = proc.communicate(timeout=120)
+    assert time.monotonic() - sent < 15
+    assert proc.returncode == 130 and "Traceback" not in stderr, stderr
+    assert re.fullmatch(r"stopped: interrupted; layer \d+ is saved in .*--resume.*\n", stderr.splitlines(True)[-1])
+    time.sleep(1)
+    assert workers and not {pid for pid in workers if Path(f"/proc/{pid}").exists()
+                            and "Z" not in Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1][:3]}
+    resumed = run_cli(["explore", "6x2", "--out", str(out), "--resume", "--json"])
+    assert resumed.exit_code == 0 and json.loads(resumed.stdout)["depth_counts"] == reference("6x2").depth_counts
+
+
 def test_without_a_checkpoint_a_lost_worker_says_nothing_was_saved():
     with local_cluster(2, threads=1) as client:
         pids = client.run(os.getpid)
@@ -376,6 +416,59 @@ def test_cli_cluster_errors(args, message):
     assert result.exit_code == 2
     assert message in result.stderr and "Traceback" not in result.output
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+@contextlib.contextmanager
+def listener(answer: bytes | None):
+    """A TCP port on this machine that accepts connections and sends ``answer`` (None:
+    nothing, ever) to each; yields its address."""
+    import socket
+
+    server = socket.create_server(("127.0.0.1", 0))
+    held = []
+
+    def serve():
+        with contextlib.suppress(OSError):
+            while True:
+                conn, _ = server.accept()
+                held.append(conn)
+                if answer is not None:
+                    conn.sendall(answer)
+                    conn.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        yield f"tcp://127.0.0.1:{server.getsockname()[1]}"
+    finally:
+        with contextlib.suppress(OSError):
+            server.shutdown(socket.SHUT_RDWR)  # wakes the accept, which would keep the port listening
+        server.close()
+        for conn in held:
+            conn.close()
+
+
+@pytest.mark.parametrize("answer", [None, b"HTTP/1.0 400 Bad request\r\n\r\n"], ids=["silent", "not Dask"])
+def test_a_scheduler_address_where_no_scheduler_answers_is_refused_in_seconds(monkeypatch, answer):
+    """Dask's client can wait forever on a port that accepts its connection and never
+    answers as Dask does; nothing listening is said at once, not after Dask's retries."""
+    from puzzlespace.explore import cluster
+
+    monkeypatch.setattr(cluster, "CONNECT_WAIT", 2.0)
+    with listener(answer) as address:
+        started = time.monotonic()
+        result = run_cli(["explore", "3x2", "--scheduler", address])
+    assert time.monotonic() - started < 10
+    assert result.exit_code == 2 and len(result.stderr.strip().splitlines()) == 1, result.output
+    assert f"what listens at '{address}' is not a Dask scheduler" in result.stderr
+    started = time.monotonic()
+    result = run_cli(["explore", "3x2", "--scheduler", address])  # closed now: nothing listens
+    assert time.monotonic() - started < 5 and "(Connection refused); is it running?" in result.stderr
+
+
+def test_a_workers_address_is_not_taken_for_the_schedulers(client):
+    worker = workers(client, 1)[0]
+    result = run_cli(["explore", "3x2", "--scheduler", worker])
+    assert result.exit_code == 2 and "is not a Dask scheduler (a Dask Worker)" in result.stderr, result.output
 
 
 def test_cli_refuses_workers_too_small_for_their_segments(tmp_path):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import signal
 import sys
 import time
 from contextlib import contextmanager
@@ -1139,9 +1140,13 @@ def main(argv: Optional[list[str]] = None) -> None:
     """Entry point of the ``puzzlespace`` script.
 
     Ends the process with ``os._exit`` once the output is flushed: the interpreter's
-    teardown (numba and LLVM finalisers) is slow and has nothing left to do.
+    teardown (numba and LLVM finalisers) is slow and has nothing left to do. SIGTERM
+    (``kill``, a batch system's end of a job) stops a command as Ctrl-C does: the same
+    line, what was saved, exit status 130.
     """
     _keep_scipy_out()
+    if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, signal.default_int_handler)
     code = app.main(argv, prog_name="puzzlespace", standalone_mode=False)
     try:
         sys.stdout.flush()

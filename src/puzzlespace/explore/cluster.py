@@ -122,6 +122,9 @@ def local_cluster(workers: int, threads: int = 1, memory_limit: int | None = Non
     Dask's data. Nor do they sample their threads' stacks every 10 ms for Dask's
     profiler, which sees nothing of the compiled code the tasks run.
 
+    The workers never take a Ctrl-C (SIGINT) of their own: a terminal sends it to every
+    process of its foreground group, and the client, which takes it, stops them itself.
+
     With ``puzzle``, the code its runs need is compiled here (or read from numba's
     cache) while the workers start, so that they read it from the cache, not each
     compile it."""
@@ -130,23 +133,53 @@ def local_cluster(workers: int, threads: int = 1, memory_limit: int | None = Non
 
     settings = {"distributed.worker.memory.target": False, "distributed.worker.memory.spill": False,
                 "distributed.worker.memory.pause": False, "distributed.worker.profile.enabled": False}
-    code = None
-    if puzzle is not None:
-        compiling = ThreadPoolExecutor(max_workers=1)
-        code = compiling.submit(load_code, puzzle.state_index())
-        compiling.shutdown(wait=False)  # the compile runs on; nothing else is submitted
-    with dask.config.set(settings):
-        cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=threads, processes=True,
-                                           memory_limit=memory_limit or "auto", dashboard_address=":0",
-                                           silence_logs=50)
+    code = cluster = None
     try:
+        with _ctrl_c_held():
+            if puzzle is not None:
+                compiling = ThreadPoolExecutor(max_workers=1)
+                code = compiling.submit(load_code, puzzle.state_index())
+                compiling.shutdown(wait=False)  # the compile runs on; nothing else is submitted
+            with dask.config.set(settings):
+                cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=threads, processes=True,
+                                                   memory_limit=memory_limit or "auto", dashboard_address=":0",
+                                                   silence_logs=50)
         if code is not None:
             code.result()  # waited for here, so that the cluster is closed whatever happens meanwhile
         with distributed.Client(cluster) as client:
             _quicken(client)
             yield client
     finally:
-        cluster.close()
+        if cluster is not None:
+            cluster.close()
+
+
+@contextmanager
+def _ctrl_c_held():
+    """Hold back SIGINT from this thread, and so from the threads it starts and the
+    processes they start (which keep the mask: their SIGINT stays pending, never taken).
+    In the main thread a Ctrl-C meanwhile (taken by a thread started before) is only
+    noted, and raised as KeyboardInterrupt on exit. Multiprocessing's resource tracker
+    is started first: starting it lets SIGINT through in the thread that starts it."""
+    import signal
+    from multiprocessing import resource_tracker
+
+    if not hasattr(signal, "pthread_sigmask"):  # pragma: no cover - Windows: no process groups to share a Ctrl-C
+        yield
+        return
+    resource_tracker.ensure_running()
+    main = threading.current_thread() is threading.main_thread()
+    pressed: list[int] = []
+    handler = signal.signal(signal.SIGINT, lambda signum, frame: pressed.append(signum)) if main else None
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # a pending SIGINT is noted now
+        if main:
+            signal.signal(signal.SIGINT, signal.SIG_DFL if handler is None else handler)
+    if pressed and handler is not signal.SIG_IGN:
+        raise KeyboardInterrupt
 
 
 #: Seconds a message stream of the cluster :func:`local_cluster` starts waits to batch
@@ -317,16 +350,27 @@ def _memory_settings(dask_worker) -> tuple:
     return pause, dask.config.get("distributed.worker.memory.terminate")
 
 
+#: Seconds a client waits for a scheduler to accept its connection and to answer.
+CONNECT_WAIT = 10.0
+
+
 @contextmanager
 def remote_cluster(address: str):
-    """A client of the running Dask scheduler at ``address`` (``tcp://HOST:8786``)."""
+    """A client of the running Dask scheduler at ``address`` (``tcp://HOST:8786``);
+    PuzzleError within :data:`CONNECT_WAIT` seconds or two when there is none there."""
     distributed = _distributed()
     try:
-        client = distributed.Client(address, timeout="10s")
+        _check_scheduler(address)
+        client = distributed.Client(address, timeout=f"{CONNECT_WAIT}s")
+    except PuzzleError as exc:
+        failed = str(exc)
     except ValueError as exc:  # Dask's parse of the address
         failed = f"--scheduler {address!r} is not a scheduler's address such as tcp://HOST:8786 ({exc})"
     except (OSError, TimeoutError) as exc:
         failed = f"cannot reach the Dask scheduler at {address!r} ({exc}); is it running?"
+    except TypeError as exc:  # Dask's TLS connector without a certificate
+        failed = (f"cannot connect to {address!r} ({exc}): give Dask the client's TLS certificate and key "
+                  "(distributed.comm.tls.* in its configuration)")
     else:
         with client:
             yield client
@@ -335,6 +379,55 @@ def remote_cluster(address: str):
     # another client's start and wait forever on the lock Dask's loop runners share.
     gc.collect()
     raise PuzzleError(failed)
+
+
+def _check_scheduler(address: str) -> None:
+    """Raise PuzzleError at once where nothing listens at a tcp:// or tls:// ``address``
+    (Dask would retry until its timeout), and within :data:`CONNECT_WAIT` seconds where
+    what listens at a tcp:// one is not a Dask scheduler (Dask's client can wait on it
+    forever); ValueError for an address Dask cannot parse."""
+    import asyncio
+    import socket
+
+    from distributed.comm import parse_address, parse_host_port
+
+    scheme, where = parse_address(address)
+    if scheme not in ("tcp", "tls"):
+        return
+    host, port = parse_host_port(where)
+    try:
+        socket.create_connection((host, port), timeout=CONNECT_WAIT).close()
+    except socket.gaierror as exc:
+        raise PuzzleError(f"--scheduler {address!r}: cannot find the host {host!r} ({exc.strerror})") from None
+    except (OSError, OverflowError) as exc:
+        reason = getattr(exc, "strerror", None) or exc
+        raise PuzzleError(f"cannot reach the Dask scheduler at {address!r} ({reason}); is it running?") from None
+    if scheme != "tcp":
+        return
+    try:
+        kind = asyncio.run(_identity(address)).get("type")
+        said = f"a Dask {kind}"
+    except (TimeoutError, asyncio.TimeoutError):
+        kind, said = None, f"no answer in Dask's protocol within {CONNECT_WAIT:.0f} s"
+    except Exception:  # noqa: BLE001 - closed on Dask's greeting, or answered otherwise: Dask's reading of a
+        kind, said = None, "no answer in Dask's protocol"  # foreign answer fails in many ways (MemoryError too)
+    if kind != "Scheduler":
+        raise PuzzleError(f"what listens at {address!r} is not a Dask scheduler ({said}); give the scheduler's "
+                          "address, such as tcp://HOST:8786")
+
+
+async def _identity(address: str) -> dict:
+    """What the Dask server at ``address`` says it is (``{"type": "Scheduler", ...}``)."""
+    import asyncio
+
+    from distributed.comm import connect
+
+    comm = await asyncio.wait_for(connect(address, timeout=CONNECT_WAIT), CONNECT_WAIT)
+    try:
+        await comm.write({"op": "identity"})
+        return await asyncio.wait_for(comm.read(), CONNECT_WAIT)
+    finally:
+        comm.abort()
 
 
 @dataclass
