@@ -410,6 +410,7 @@ def test_cli_scheduler_and_layer_lines(client):
     (["--scheduler", "tcp://127.0.0.1:1"], "cannot reach the Dask scheduler at 'tcp://127.0.0.1:1'"),
     (["--scheduler", "foo"], "--scheduler 'foo' is not a scheduler's address such as tcp://HOST:8786"),
     (["--scheduler", "nonsense://x:1"], "--scheduler 'nonsense://x:1' is not a scheduler's address"),
+    (["--scheduler", "tcp://127.0.0.1:1", "--max-memory", "1G"], "those of --scheduler's cluster have the limits"),
 ])
 def test_cli_cluster_errors(args, message):
     result = run_cli(["explore", "3x2", *args])
@@ -727,34 +728,44 @@ def test_a_cluster_started_by_hand_as_the_docs_say(tmp_path):
 
 
 def test_a_scheduler_killed_mid_run_stops_it_and_resume_finishes_it(tmp_path):
-    """The whole cluster lost (its scheduler SIGKILLed mid-layer): the run stops with a
-    line saying so within a minute, not as an error on its files; ``--resume`` on another
-    cluster gives the in-memory result."""
+    """The whole cluster lost (its scheduler SIGKILLed mid-layer): ``explore --scheduler``
+    stops with the one line that says so within a minute (not as an error on its files,
+    nor with Dask's own log line), and ``--resume`` on another cluster gives the in-memory
+    result."""
     out = tmp_path / "ck"
     with started_by_hand(tmp_path) as (address, scheduler):
-        def kill(report):
-            if report.depth == 20:
-                os.kill(scheduler.pid, signal.SIGKILL)
-
+        run = subprocess.Popen([sys.executable, "-m", "puzzlespace", "explore", "4x3", "--scheduler", address, "--out",
+                                str(out), "--save", str(tmp_path / "t.pstb"), "--json"], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and run.poll() is None:
+            with contextlib.suppress(OSError, ValueError):
+                if json.loads((out / "manifest.json").read_text())["depth"] >= 20:
+                    break
+            time.sleep(0.02)
+        os.kill(scheduler.pid, signal.SIGKILL)
         t0 = time.monotonic()
-        with distributed.Client(address, timeout="10s") as client, \
-                pytest.raises(PuzzleError, match=r"^lost the Dask scheduler during layer 2\d \(.*\); the checkpoint "
-                                                 r"of layer \d+ in .* is intact: continue with --resume$"):
-            explore_distributed(ps.load_puzzle("4x3"), client, out_dir=out, keep_table=True, layer_done=kill)
+        _, stderr = run.communicate(timeout=120)
         assert time.monotonic() - t0 < 60
+    assert run.returncode == 2 and re.fullmatch(
+        r"error: lost the Dask scheduler during layer 2\d \(.*\); the checkpoint of layer \d+ in .* is intact: "
+        r"continue with --resume\n", stderr), stderr
     with local_cluster(2, threads=1) as client:
         assert_same(explore_distributed(ps.load_puzzle("4x3"), client, out_dir=out, resume=True, keep_table=True,
                                         antipode_limit=20), reference("4x3"))
 
 
 def test_segments_kept_on_each_workers_own_disk(tmp_path, monkeypatch):
-    """``out_dir`` a path each worker has on its own disk (here relative, each worker and
-    this program run in a directory of their own): each worker keeps its segments' files
-    there, this program the manifest and the tablebase gathered at the end; a worker
-    killed mid-run is resumed on the workers whose disks hold its files, with the
-    in-memory engine's results, and each disk is left with the files the checkpoint names."""
+    """``out_dir`` a path each worker has on its own disk (here ``/proc/self/cwd/ck``, a
+    path to each process's own ``ck``: each worker and this program run in a directory
+    of their own): each worker keeps its segments' files there, this program the
+    manifest and the tablebase gathered at the end; a worker killed mid-run is resumed
+    on the workers whose disks hold its files, with the in-memory engine's results (and
+    refused, saying where the files are, by a run that does not see those disks), and
+    each disk is left with the files the checkpoint names."""
     (tmp_path / "client").mkdir()
     monkeypatch.chdir(tmp_path / "client")
+    own = "/proc/self/cwd/ck"
     with started_by_hand(tmp_path, own_dirs=True) as (address, _), distributed.Client(address) as client:
         pids = client.run(os.getpid)
 
@@ -763,15 +774,21 @@ def test_segments_kept_on_each_workers_own_disk(tmp_path, monkeypatch):
                 os.kill(pids[sorted(pids)[1]], signal.SIGKILL)
 
         with pytest.raises(WorkerLost, match="left the cluster during layer 2[67]"):
-            explore_distributed(ps.load_puzzle("4x3"), client, out_dir="ck", keep_table=True, layer_done=kill)
+            explore_distributed(ps.load_puzzle("4x3"), client, out_dir=own, keep_table=True, layer_done=kill)
         assert not list(Path("ck").glob("*.bin"))  # the files are the workers'
+        refused = run_cli(["explore", "4x3", "--out", "ck", "--resume", "--save", "t.pstb"])
+        assert refused.exit_code == 2 and "Dask workers that each keep them on their own disk made it; resume it on " \
+            "those workers (--resume --scheduler ADDRESS" in refused.stderr, refused.output
         client.wait_for_workers(2, timeout=60)
-        assert_same(explore_distributed(ps.load_puzzle("4x3"), client, out_dir="ck", resume=True, keep_table=True,
+        assert_same(explore_distributed(ps.load_puzzle("4x3"), client, out_dir=own, resume=True, keep_table=True,
                                         antipode_limit=20), reference("4x3"))
+        explore_distributed(ps.load_puzzle("3x2"), client, out_dir="rel")  # relative: to this program's directory
+        assert sorted(json.loads(Path("rel/manifest.json").read_text())["files"]) == sorted(
+            f.name for f in Path("rel").glob("*.bin"))
     named = json.loads(Path("ck/manifest.json").read_text())["files"]
     held = [sorted(f.name for f in (tmp_path / w / "ck").iterdir()) for w in ("w0", "w1")]
     assert sorted(held[0] + held[1]) == sorted(named) and {file_parts(n)[1] for n in held[0]} in ({0}, {1})
-    assert sorted(f.name for f in Path("ck").iterdir()) == ["manifest.json"] + sorted(
+    assert sorted(f.name for f in Path("ck").iterdir() if f.name != ".lock") == ["manifest.json"] + sorted(
         n for n in named if n.startswith("tb-"))
 
 

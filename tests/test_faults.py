@@ -165,7 +165,7 @@ def test_edited_manifest_fields_are_refused(tmp_path):
             r = runner.invoke(app, ["explore", "3x2", "--out", str(out), "--resume", "--json"])
             assert r.exit_code == 2 and r.stderr.startswith("error: ") and len(r.stderr.splitlines()) == 1, \
                 (key, value, r.output)
-            assert "rerun without --resume" in r.stderr or "is for" in r.stderr, r.stderr
+            assert "start again with --force (without --resume)" in r.stderr or "is for" in r.stderr, r.stderr
 
 
 def test_a_tablebase_whose_counts_lie_is_refused(small_tablebase, tmp_path):
@@ -402,6 +402,27 @@ def test_a_fresh_run_does_not_replace_another_runs_checkpoint(tmp_path):
     r = runner.invoke(app, ["explore", "3x2", "--out", out, "--json"])
     assert r.exit_code == 2 and "another run ('sliding:4x2'" in r.stderr and "--force" in r.stderr
     assert runner.invoke(app, ["explore", "3x2", "--out", out, "--json", "--force"]).exit_code == 0
+
+
+@pytest.mark.parametrize("segments", [[], ["--segments", "3"]], ids=["in memory", "by segments"])
+def test_a_fresh_run_does_not_replace_its_own_checkpoint_unasked(tmp_path, segments):
+    """A command that left out --resume must not throw a long run's layers away: it is
+    refused, naming --resume and --force; a checkpoint of no layer yet is replaced."""
+    out = tmp_path / "ck"
+    args = ["explore", "3x3", "--out", str(out), "--json", "--antipodes", "0", *segments]
+    first = runner.invoke(app, args)
+    assert first.exit_code == 0, first.output
+    r = runner.invoke(app, args)
+    depth = json.loads(first.stdout)["max_depth"]
+    assert r.exit_code == 2 and r.stderr == f"error: {str(out)!r} holds this run's checkpoint of layer {depth}: " \
+        "continue it with --resume, or start again with --force\n", r.output
+    assert json.loads(runner.invoke(app, [*args, "--resume"]).stdout)["depth_counts"] == json.loads(
+        first.stdout)["depth_counts"]
+    forced = runner.invoke(app, [*args, "--force"])
+    assert forced.exit_code == 0 and json.loads(forced.stdout)["depth_counts"] == json.loads(first.stdout)["depth_counts"]
+    manifest = out / "manifest.json"
+    manifest.write_text(json.dumps(dict(json.loads(manifest.read_text()), depth=-1)))  # a run stopped before layer 0
+    assert runner.invoke(app, args).exit_code == 0
 
 
 def _cli(*args: str) -> list[str]:

@@ -164,6 +164,31 @@ def test_explore_in_segments_asked_for(tmp_path):
     assert len(list((tmp_path / "ck").glob("seg-*.bin"))) == 4
     r = runner.invoke(app, ["explore", "3x3", "--segments", "4"])
     assert r.exit_code == 2 and "give --out DIR" in r.stderr
+    r = runner.invoke(app, ["explore", "3x3", "--segments", "2", "--out", str(tmp_path / "ck"), "--resume", "--json"])
+    assert r.exit_code == 0 and r.stderr == "--segments 2: --resume keeps the checkpoint's 4 segments\n", r.output
+
+
+def test_more_segments_than_the_ranks_make_are_said(tmp_path):
+    r = CliRunner().invoke(app, ["explore", "2x2", "--segments", "1000", "--out", str(tmp_path), "--json"])
+    assert r.exit_code == 0 and json.loads(r.stdout)["depth_counts"] == [1, 2, 2, 2, 2, 2, 1], r.output
+    align = ps.load_puzzle("2x2").state_index().group * 64
+    assert len(list(tmp_path.glob("seg-*.bin"))) == 1  # 12 ranks: one block
+    assert r.stderr == f"--segments 1000: sliding:2x2's ranks, cut at multiples of {align}, make 1 segment; " \
+        "exploring in 1\n"
+
+
+@pytest.mark.parametrize("marks, advice", [("packed", True), ("bitmap", False), (None, False)])
+def test_a_full_disk_says_which_layer_is_intact_and_whether_a_bitmap_would_bound_the_marks(marks, advice):
+    import errno
+
+    from puzzlespace.explore.segments import file_errors
+
+    with pytest.raises(ps.PuzzleError) as caught:
+        with file_errors(Path("ck"), lambda: 8, marks):
+            raise OSError(errno.ENOSPC, "No space left on device")
+    assert str(caught.value).startswith("could not read or write the segment files in 'ck' (No space left on "
+                                        "device); the checkpoint of layer 7 is intact: free space")
+    assert ("--marks bitmap" in str(caught.value)) == advice
 
 
 @settings(max_examples=100, deadline=None)
@@ -284,7 +309,7 @@ def test_bit_flips_in_a_file_of_marks_are_refused_or_harmless(tmp_path, monkeypa
             try:
                 got = explore_segmented(p, segments=0, out_dir=ck, resume=True)
             except PuzzleError as exc:
-                assert "corrupt" in str(exc) and "without --resume" in str(exc)
+                assert "corrupt" in str(exc) and "start again with --force (without --resume)" in str(exc)
                 outcomes["refused"] += 1
                 continue
             assert got.depth_counts == reference("3x3").depth_counts

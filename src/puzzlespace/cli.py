@@ -438,7 +438,7 @@ def _tablebase(path: Path, puzzle: Puzzle):
                    "drawn, the counts")
 @click.option("--csv", "csv_file", type=PATH, metavar="FILE", help="also write the counts per depth as CSV")
 @click.option("--progress", "show_progress", is_flag=True, help="progress on stderr even with --json")
-@click.option("--force", is_flag=True, help="let --out replace the checkpoint of another puzzle or goal")
+@click.option("--force", is_flag=True, help="let --out replace the checkpoint there (of this run, which --resume would continue, or of another)")
 @click.option("--segments", type=Count(1), metavar="N",
               help="cut the table into N segments, one in memory at a time, the others in files under --out "
                    "(chosen by itself when the table does not fit --max-memory; --resume keeps the checkpoint's)")
@@ -477,6 +477,10 @@ def explore(puzzle: str, goal: Optional[str], out_dir: Optional[Path], resume: b
             raise PuzzleError("give --workers (a cluster on this machine) or --scheduler (a running one), not both")
         if segments and out_dir is None and not on_cluster:
             raise PuzzleError("--segments keeps the segments in files: give --out DIR")
+        if max_memory and scheduler is not None:
+            raise PuzzleError("--max-memory shares this machine's memory out among the workers --workers starts; "
+                              "those of --scheduler's cluster have the limits they were started with (dask worker "
+                              "--memory-limit)")
         if marks != "packed" and on_cluster:
             raise PuzzleError("--marks bitmap is for a run by segments in one process: a cluster's workers send "
                               "their marks packed")
@@ -488,6 +492,8 @@ def explore(puzzle: str, goal: Optional[str], out_dir: Optional[Path], resume: b
                     held.enter_context(locked(out_dir, "the checkpoint in", directory=True))
                 if save_path is not None:
                     held.enter_context(locked(save_path, "the tablebase"))
+                if segments:
+                    _say_segments_made(p, segments, out_dir if resume else None)
                 if not on_cluster:
                     segments = _segments(p, out_dir, resume, threads, limit, save is not None, segments, marks)
                 with _layer_progress(enabled=show_progress or not as_json) as report:
@@ -556,6 +562,27 @@ def _this_command(**changes) -> str:
             for v in value if param.multiple or param.nargs != 1 else [value]:
                 words += [name, *(shlex.quote(str(x)) for x in (v if isinstance(v, tuple) else [v]))]
     return " ".join(words)
+
+
+def _say_segments_made(p: Puzzle, asked: int, resumed: Optional[Path]) -> None:
+    """Say on stderr when a run is not in the ``asked`` number of segments: the ranks
+    make another number, or it resumes the checkpoint in ``resumed``, whose segments it
+    keeps."""
+    from .explore.checkpoint import read_manifest
+    from .explore.segments import segment_bounds
+
+    if resumed is not None:
+        try:
+            kept = len(read_manifest(resumed, "")["segments"])
+        except (PuzzleError, KeyError, TypeError):
+            return  # the run says what is wrong with it
+        if kept != asked:
+            err.print(f"--segments {asked}: --resume keeps the checkpoint's {kept} segments", markup=False)
+        return
+    made = len(segment_bounds(p.state_index(), asked))
+    if made != asked:
+        err.print(f"--segments {asked}: {p.spec}'s ranks, cut at multiples of {p.state_index().group * 64:,}, make "
+                  f"{made} segment{'s' if made != 1 else ''}; exploring in {made}", markup=False)
 
 
 def _segments(p: Puzzle, out_dir: Optional[Path], resume: bool, threads: Optional[int], limit: Optional[int],

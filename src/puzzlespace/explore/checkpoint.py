@@ -149,7 +149,8 @@ def save(directory: Path, manifest: Manifest, table: np.ndarray, tablebase: np.n
 
 
 #: What to do with an exploration checkpoint that cannot be used.
-RERUN = "rerun without --resume"
+#: The fix for a checkpoint that cannot be resumed: a fresh run, which must replace it.
+RERUN = "start again with --force (without --resume)"
 
 
 def load(directory: Path, puzzle: str, goal: list[int], scheme: str, size: int, with_tablebase: bool):

@@ -247,6 +247,8 @@ class MemoryLine:
         return f"its memory limit of {human(self.limit)} ({self.stops})"
 
 
+#: How workers get more memory: those --workers starts, and those started by hand.
+MORE_MEMORY = " (--max-memory with --workers; dask worker --memory-limit)"
 #: What turns a worker's pausing off (docs/scaling.md starts workers with it).
 NO_PAUSE = "DASK_DISTRIBUTED__WORKER__MEMORY__PAUSE=False"
 
@@ -270,15 +272,14 @@ def check_worker_memory(segs: Sequence[Segment], owners: Sequence[str], lines: d
         if room <= 0:
             raise PuzzleError(f"worker {worker}'s memory limit of {human(line.limit)} leaves no room for segments "
                               f"({line.stops}, and the program and the marks in flight take about "
-                              f"{human(WORKER_OVERHEAD)}); give the workers more memory (--max-memory with --workers)"
-                              f"{unpause}")
+                              f"{human(WORKER_OVERHEAD)}); give the workers more memory{MORE_MEMORY}{unpause}")
         room_text = f"room for {human(room)} within {line}"
         if in_files:
             raise PuzzleError(f"a segment's table takes {human(need)} but worker {worker} has {room_text}; "
-                              f"use more segments (--segments N), or workers with more memory{unpause}")
+                              f"use more segments (--segments N), or workers with more memory{MORE_MEMORY}{unpause}")
         raise PuzzleError(f"worker {worker} would hold {human(need)} of segments but has {room_text}; use more "
-                          "workers, raise --max-memory, or give --out DIR (the segments in files, one in memory "
-                          f"at a time){unpause}")
+                          f"workers, or workers with more memory{MORE_MEMORY}, or give --out DIR (the segments in "
+                          f"files, one in memory at a time){unpause}")
 
 
 def workers_seen(client) -> dict[str, dict]:
@@ -372,13 +373,28 @@ def remote_cluster(address: str):
         failed = (f"cannot connect to {address!r} ({exc}): give Dask the client's TLS certificate and key "
                   "(distributed.comm.tls.* in its configuration)")
     else:
-        with client:
+        with client, _client_errors_unlogged():
             yield client
         return
     # The half-made client is closed now: collected later, its close could come inside
     # another client's start and wait forever on the lock Dask's loop runners share.
     gc.collect()
     raise PuzzleError(failed)
+
+
+@contextmanager
+def _client_errors_unlogged():
+    """Keep Dask's client from logging its errors (a scheduler gone: it gives up
+    reconnecting), which a run reports in its own words."""
+    import logging
+
+    logger = logging.getLogger("distributed.client")
+    level = logger.level
+    logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
 
 
 def _check_scheduler(address: str) -> None:
@@ -470,7 +486,7 @@ def explore_distributed(
     ``layer_done(report)`` after each layer."""
     t0 = time.perf_counter()
     index = puzzle.state_index()
-    out = Path(out_dir) if out_dir is not None else None
+    out = Path(out_dir).absolute() if out_dir is not None else None  # the same path for workers of other cwds
     owners = list(workers or sorted(client.nthreads()))
     if not owners:
         raise PuzzleError("the Dask cluster has no workers; start some (see docs/scaling.md)")
@@ -493,7 +509,7 @@ def explore_distributed(
         client.run(empty_dir, out, workers=sorted(set(owner(segs))))
     run = _Run(client, uuid.uuid4().hex, owner(segs), out)
     try:
-        with file_errors(out, lambda: depth), _scheduler_kept(client, lambda: depth, out):
+        with file_errors(out, lambda: depth, None), _scheduler_kept(client, lambda: depth, out):
             run.open(puzzle, index.rank(puzzle.goal), segs, keep_table, store if resume else None, depth)
             if out is not None and not resume:
                 store.begin(0)

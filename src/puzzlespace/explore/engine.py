@@ -516,11 +516,16 @@ def layered_bfs(index: FrontierSpace, roots, *, threads: int | None = None, max_
 
 
 def refuse_other_checkpoint(out: Path, spec: str, goal: list[int]) -> None:
-    """A fresh run must not replace another puzzle's (or goal's) checkpoint unasked."""
+    """A fresh run must not replace a checkpoint that holds a layer unasked: another
+    puzzle's (or goal's), or one of this run that ``--resume`` would continue."""
     held = checkpoint.peek_manifest(out)
-    if held and (held.get("puzzle"), held.get("goal")) != (spec, goal):
+    if not held or (isinstance(held.get("depth"), int) and held["depth"] < 0):
+        return
+    if (held.get("puzzle"), held.get("goal")) != (spec, goal):
         raise PuzzleError(f"{str(out)!r} holds the checkpoint of another run ({held.get('puzzle')!r}, depth "
                           f"{held.get('depth')!r}); choose another --out, or --force to replace it")
+    raise PuzzleError(f"{str(out)!r} holds this run's checkpoint of layer {held.get('depth')!r}: continue it with "
+                      "--resume, or start again with --force")
 
 
 def _save(out, puzzle, goal, index, depth, counts, table, tablebase, seconds) -> None:

@@ -105,10 +105,11 @@ def empty_dir(out: Path) -> None:
 
 
 @contextmanager
-def file_errors(out: Path | None, depth: Callable[[], int], marks: str = "packed"):
+def file_errors(out: Path | None, depth: Callable[[], int], marks: str | None):
     """An I/O error on the segment files (a full disk, a file gone) ends the run with one
     line saying which layer's checkpoint is intact (and, for a full disk with the
-    ``marks`` packed, that a bitmap of them takes at most a bit per state)."""
+    ``marks`` packed where they could be a bitmap, not None, that a bitmap of them takes
+    at most a bit per state)."""
     try:
         yield
     except OSError as exc:
@@ -209,7 +210,7 @@ class SegmentStore:
             data = np.empty(0, dtype=np.uint8)
         if len(data) != table_bytes(size) or (name in self.unchecked and _crc(data) != self.files[name]):
             raise PuzzleError(f"segment file {str(self.dir / name)!r} is missing, truncated or corrupt; "
-                              "run it again without --resume")
+                              f"{checkpoint.RERUN}")
         self.unchecked.discard(name)
         return data
 
@@ -263,9 +264,9 @@ class SegmentStore:
 
     def _read_sent(self, name: str, s: Segment) -> Iterator[np.ndarray]:
         path = self.dir / name
-        corrupt = f"segment file {str(path)!r} is corrupt; run it again without --resume"
+        corrupt = f"segment file {str(path)!r} is corrupt; {checkpoint.RERUN}"
         if not path.is_file():
-            raise PuzzleError(f"segment file {str(path)!r} is missing; run it again without --resume")
+            raise PuzzleError(f"segment file {str(path)!r} is missing; {checkpoint.RERUN}")
         if name in self.unchecked and _file_crc(path) != self.files[name]:
             raise PuzzleError(corrupt)  # checked whole first: nothing damaged is ever decoded
         self.unchecked.discard(name)
@@ -605,6 +606,12 @@ def result_of(puzzle: Puzzle, index, counts: list[int], found: list[int], found_
     )
 
 
+def segment_bounds(index, segments: int) -> list[tuple[int, int]]:
+    """The rank ranges of a run in about ``segments`` segments: equal, their starts
+    multiples of 64 of the index's groups (so fewer where the ranks make fewer)."""
+    return chunk_spans(index.size, index.group * 64, max(segments, 1))
+
+
 def prepare(puzzle: Puzzle, index, segments: int, out: Path | None, resume: bool, store: SegmentStore, force: bool,
             marks: str = "packed", check: Callable[[list[Segment]], None] | None = None, disk: bool = True):
     """What a run by segments starts from: the segments (``segments`` equal, aligned rank
@@ -612,20 +619,25 @@ def prepare(puzzle: Puzzle, index, segments: int, out: Path | None, resume: bool
     (next depth, counts, seconds so far), with the resumed files and counts in ``store``.
     ``check(segments)`` may refuse the run before anything is changed; then a fresh run
     with ``out`` gets an empty checkpoint directory, whose disk must hold the segment
-    files unless ``disk`` is False (they are kept elsewhere) (see
+    files unless ``disk`` is False (they are kept elsewhere; and a resumed checkpoint's
+    files must be there unless it is False) (see
     :func:`~puzzlespace.explore.engine.refuse_other_checkpoint` for ``force``)."""
-    align = index.group * 64
     goal = list(puzzle.goal)
     run = {"format": FORMAT, "puzzle": puzzle.spec, "goal": goal, "scheme": index.scheme, "size": index.size,
            "tablebase": store.keep_table}
     manifest = _resumed_manifest(out, run) if resume else None
-    bounds = _bounds(manifest, out, run["size"], align) if resume else chunk_spans(index.size, align, max(segments, 1))
+    bounds = _bounds(manifest, out, run["size"], index.group * 64) if resume else segment_bounds(index, segments)
     segs = store.segments = [Segment(k, lo, hi) for k, (lo, hi) in enumerate(bounds)]
     if check is not None:
         check(segs)
     identity = dict(run, segments=[[s.lo, s.hi] for s in segs])
     if resume:
-        return segs, identity, _resume(manifest, out, store)
+        resumed = _resume(manifest, out, store)
+        if disk and store.files and not any((out / name).exists() for name in store.files):
+            raise PuzzleError(f"none of the {len(store.files)} segment files the checkpoint in {str(out)!r} names is "
+                              "there: Dask workers that each keep them on their own disk made it; resume it on "
+                              "those workers (--resume --scheduler ADDRESS, the same --out; see docs/scaling.md)")
+        return segs, identity, resumed
     if out is not None:
         if not force:
             refuse_other_checkpoint(out, puzzle.spec, goal)
@@ -691,8 +703,8 @@ def merge_sent(s: Segment, table: np.ndarray, parts: Iterable[np.ndarray], value
     added = 0
     for marks in parts:
         if len(marks) and (marks.min() < s.lo or marks.max() >= s.hi):
-            raise PuzzleError(f"marks sent to segment {s.k} fall outside it: its file is corrupt; run it again "
-                              "without --resume")
+            raise PuzzleError(f"marks sent to segment {s.k} fall outside it: its file is corrupt; "
+                              f"{checkpoint.RERUN}")
         marks -= s.lo
         added += int(merge_marks(table, marks, len(marks), value, flags))
     return added
@@ -775,7 +787,7 @@ def _resumed_manifest(out: Path | None, run: dict) -> dict:
     """The manifest of the checkpoint in ``out``, which must be of this ``run``."""
     if out is None:
         raise PuzzleError("--resume needs --out DIR (the checkpoint directory)")
-    fix = "run it again without --resume"
+    fix = checkpoint.RERUN
     manifest = checkpoint.read_manifest(out, fix)
     for key, want in run.items():
         if manifest.get(key) != want and not (key == "tablebase" and manifest.get(key) is True):
@@ -795,7 +807,7 @@ def _bounds(manifest: dict, out: Path, size: int, align: int) -> list[tuple[int,
         edges = [b[0] for b in bounds] + [bounds[-1][1]]
         ok = edges[0] == 0 and edges[-1] == size and all(a < b and a % align == 0 for a, b in zip(edges, edges[1:]))
     if not ok:
-        raise PuzzleError(f"checkpoint in {str(out)!r} is damaged (its segments); run it again without --resume")
+        raise PuzzleError(f"checkpoint in {str(out)!r} is damaged (its segments); {checkpoint.RERUN}")
     return [tuple(b) for b in bounds]
 
 
@@ -820,7 +832,7 @@ def checkpoint_is_segmented(out: Path) -> bool:
 def _resume(manifest: dict, out: Path, store: SegmentStore):
     """(next depth, counts, seconds so far) from a checkpoint's manifest, whose files and
     counts go to ``store``."""
-    fix = "run it again without --resume"
+    fix = checkpoint.RERUN
     files = manifest.get("files")
     if not isinstance(files, dict) or not all(isinstance(k, str) and "/" not in k and isinstance(v, str)
                                              for k, v in files.items()):
