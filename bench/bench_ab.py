@@ -45,10 +45,10 @@ CASES = {
     "6x2": ["explore", "6x2", "--threads", "2", "--json"],
     "flip:5x5": ["explore", "flip:5x5", "--threads", "2", "--json"],
     "pdb-6-6-3": ["pdb", "build", "4x4", "--heuristic", "pdb:6-6-3", "--rebuild", "--threads", "2"],
-    "4x3-segments": ["explore", "4x3", "--threads", "2", "--json", "--segments", "8", "--out", "{cache}/ck-4x3"],
-    "6x2-segments": ["explore", "6x2", "--threads", "2", "--json", "--segments", "8", "--out", "{cache}/ck-6x2"],
+    "4x3-segments": ["explore", "4x3", "--threads", "2", "--json", "--segments", "8", "--out", "{cache}/ck-4x3", "--force"],
+    "6x2-segments": ["explore", "6x2", "--threads", "2", "--json", "--segments", "8", "--out", "{cache}/ck-6x2", "--force"],
     "flip:6x6-segments": ["explore", "flip:6x6", "--threads", "2", "--json", "--segments", "6", "--out",
-                          "{cache}/ck-flip"],
+                          "{cache}/ck-flip", "--force"],
     "korf100": ["batch", "4x4", "examples/korf100.txt", "--goal", " ".join(map(str, range(16))), "--threads", "2",
                 "-o", os.devnull],
     "jump:8-batch": ["batch", "jump:8", "bench/data/jump8_20.txt", "--threads", "2", "-o", os.devnull],
@@ -56,7 +56,7 @@ CASES = {
     "6x2-workers": ["explore", "6x2", "--workers", "2", "--threads", "1", "--json"],
     "3x3-workers-32-segments": ["explore", "3x3", "--workers", "2", "--threads", "1", "--segments", "32", "--json"],
     "6x2-workers-16-segments": ["explore", "6x2", "--workers", "2", "--threads", "1", "--segments", "16", "--out",
-                                "{cache}/ck-6x2-workers", "--json"],
+                                "{cache}/ck-6x2-workers", "--json", "--force"],
 }
 
 

@@ -1,11 +1,16 @@
 """``python -m puzzlespace`` and the ``puzzlespace`` script: Ctrl-C at any moment, even
-while the program is still loading, ends it with one line and exit status 130."""
+while the program is still loading, ends it with one line and exit status 130, and so
+does SIGTERM (``kill``, a batch system's end of a job): the same line, and what was
+saved."""
 
 import os
+import signal
 import sys
 
 
 def main() -> None:
+    if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
         from .cli import main as run
     except KeyboardInterrupt:

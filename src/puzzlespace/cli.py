@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import signal
 import sys
 import time
 from contextlib import contextmanager
@@ -492,11 +491,11 @@ def explore(puzzle: str, goal: Optional[str], out_dir: Optional[Path], resume: b
                     held.enter_context(locked(out_dir, "the checkpoint in", directory=True))
                 if save_path is not None:
                     held.enter_context(locked(save_path, "the tablebase"))
-                if segments:
-                    _say_segments_made(p, segments, out_dir if resume else None)
+                note = _segments_made(p, segments, out_dir if resume else None) if segments else None
                 if not on_cluster:
                     segments = _segments(p, out_dir, resume, threads, limit, save is not None, segments, marks)
                 with _layer_progress(enabled=show_progress or not as_json) as report:
+                    report = _saying_first(note, report)
                     if on_cluster:
                         result = _explore_on_cluster(p, workers, scheduler, threads, limit, segments, out_dir,
                                                      resume, antipodes, report, save is not None, force,
@@ -564,25 +563,42 @@ def _this_command(**changes) -> str:
     return " ".join(words)
 
 
-def _say_segments_made(p: Puzzle, asked: int, resumed: Optional[Path]) -> None:
-    """Say on stderr when a run is not in the ``asked`` number of segments: the ranks
-    make another number, or it resumes the checkpoint in ``resumed``, whose segments it
-    keeps."""
+def _segments_made(p: Puzzle, asked: int, resumed: Optional[Path]) -> Optional[str]:
+    """What to say when a run is not in the ``asked`` number of segments (None if it is):
+    the ranks make another number, or it resumes the checkpoint in ``resumed``, whose
+    segments it keeps."""
     from .explore.checkpoint import read_manifest
-    from .explore.segments import segment_bounds
+    from .explore.segments import segment_align, segment_bounds
 
     if resumed is not None:
         try:
             kept = len(read_manifest(resumed, "")["segments"])
         except (PuzzleError, KeyError, TypeError):
-            return  # the run says what is wrong with it
-        if kept != asked:
-            err.print(f"--segments {asked}: --resume keeps the checkpoint's {kept} segments", markup=False)
-        return
-    made = len(segment_bounds(p.state_index(), asked))
-    if made != asked:
-        err.print(f"--segments {asked}: {p.spec}'s ranks, cut at multiples of {p.state_index().group * 64:,}, make "
-                  f"{made} segment{'s' if made != 1 else ''}; exploring in {made}", markup=False)
+            return None  # the run says what is wrong with it
+        return f"--segments {asked}: --resume keeps the checkpoint's {kept} segments" if kept != asked else None
+    index = p.state_index()
+    made = len(segment_bounds(index, asked))
+    if made == asked:
+        return None
+    return (f"--segments {asked}: {p.spec}'s ranks, cut at multiples of {segment_align(index):,}, make {made} "
+            f"segment{'s' if made != 1 else ''}; exploring in {made}")
+
+
+def _saying_first(note: Optional[str], report):
+    """The progress callback ``report`` (or None), saying ``note`` (if any) on stderr
+    first, once the run is under way: a run refused before it starts says only why."""
+    if note is None:
+        return report
+    said = []
+
+    def first(*args) -> None:
+        if not said:
+            said.append(True)
+            err.print(note, markup=False)
+        if report is not None:
+            report(*args)
+
+    return first
 
 
 def _segments(p: Puzzle, out_dir: Optional[Path], resume: bool, threads: Optional[int], limit: Optional[int],
@@ -1167,13 +1183,9 @@ def main(argv: Optional[list[str]] = None) -> None:
     """Entry point of the ``puzzlespace`` script.
 
     Ends the process with ``os._exit`` once the output is flushed: the interpreter's
-    teardown (numba and LLVM finalisers) is slow and has nothing left to do. SIGTERM
-    (``kill``, a batch system's end of a job) stops a command as Ctrl-C does: the same
-    line, what was saved, exit status 130.
+    teardown (numba and LLVM finalisers) is slow and has nothing left to do.
     """
     _keep_scipy_out()
-    if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
-        signal.signal(signal.SIGTERM, signal.default_int_handler)
     code = app.main(argv, prog_name="puzzlespace", standalone_mode=False)
     try:
         sys.stdout.flush()

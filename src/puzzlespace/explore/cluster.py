@@ -159,8 +159,9 @@ def _ctrl_c_held():
     """Hold back SIGINT from this thread, and so from the threads it starts and the
     processes they start (which keep the mask: their SIGINT stays pending, never taken).
     In the main thread a Ctrl-C meanwhile (taken by a thread started before) is only
-    noted, and raised as KeyboardInterrupt on exit. Multiprocessing's resource tracker
-    is started first: starting it lets SIGINT through in the thread that starts it."""
+    noted, and handed on exit to the handler it would have met (KeyboardInterrupt, as a
+    rule). Multiprocessing's resource tracker is started first: starting it lets SIGINT
+    through in the thread that starts it."""
     import signal
     from multiprocessing import resource_tracker
 
@@ -171,14 +172,16 @@ def _ctrl_c_held():
     main = threading.current_thread() is threading.main_thread()
     pressed: list[int] = []
     handler = signal.signal(signal.SIGINT, lambda signum, frame: pressed.append(signum)) if main else None
-    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # a pending SIGINT is noted now
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # a pending SIGINT is noted now
         if main:
             signal.signal(signal.SIGINT, signal.SIG_DFL if handler is None else handler)
-    if pressed and handler is not signal.SIG_IGN:
+    if pressed and callable(handler):
+        handler(signal.SIGINT, None)  # Python's own raises KeyboardInterrupt
+    elif pressed and handler in (signal.SIG_DFL, None):
         raise KeyboardInterrupt
 
 
@@ -373,7 +376,7 @@ def remote_cluster(address: str):
         failed = (f"cannot connect to {address!r} ({exc}): give Dask the client's TLS certificate and key "
                   "(distributed.comm.tls.* in its configuration)")
     else:
-        with client, _client_errors_unlogged():
+        with _client_errors_unlogged(), client:
             yield client
         return
     # The half-made client is closed now: collected later, its close could come inside
@@ -420,8 +423,9 @@ def _check_scheduler(address: str) -> None:
         raise PuzzleError(f"cannot reach the Dask scheduler at {address!r} ({reason}); is it running?") from None
     if scheme != "tcp":
         return
-    try:
-        kind = asyncio.run(_identity(address)).get("type")
+    try:  # in a thread of its own: the caller may be running an event loop (a notebook)
+        with ThreadPoolExecutor(max_workers=1) as asking:
+            kind = asking.submit(asyncio.run, _identity(address)).result().get("type")
         said = f"a Dask {kind}"
     except (TimeoutError, asyncio.TimeoutError):
         kind, said = None, f"no answer in Dask's protocol within {CONNECT_WAIT:.0f} s"

@@ -357,8 +357,9 @@ def explore(
         Stop once layer ``stop_at_depth`` is complete; ``antipodes`` then lists (up to
         ``antipode_limit``) positions of that layer and ``search_table`` marks all of them.
     force : bool
-        Start afresh in an ``out_dir`` that holds another puzzle's or goal's checkpoint
-        (refused otherwise).
+        Start afresh in an ``out_dir`` that holds a checkpoint of a layer or more
+        (another puzzle's or goal's, or this run's, which ``resume`` would continue;
+        refused otherwise).
 
     A checkpoint that cannot be written (a full disk, an I/O error) ends the run with a
     PuzzleError that says which layer's checkpoint is intact.

@@ -135,7 +135,7 @@ def segments_to_fit(index, threads: int, tables: int, max_memory: int, marks: st
     fixed = current_rss() + 2 * threads * (buffered + ranks) * 8 + in_flight + (32 << 20)
     table = table_bytes(index.size) * tables
     room = max_memory - fixed
-    most = max(1, index.size // (index.group * 64))
+    most = max(1, index.size // segment_align(index))
     if room <= 0 or -(-table // room) > most:
         raise PuzzleError(f"exploring in segments needs more than --max-memory {human(max_memory)} (the program and "
                           f"its buffers take about {human(fixed)}); raise it")
@@ -545,7 +545,7 @@ def explore_segmented(
 
     With ``out_dir``, every complete pass is a checkpoint and ``resume`` continues from
     it (with the segments it was made with); a fresh run refuses a directory holding
-    another puzzle's or goal's checkpoint unless ``force``. ``keep_table`` returns the
+    a checkpoint of a layer or more (another run's, or this one's) unless ``force``. ``keep_table`` returns the
     tablebase: whole in memory, or as its segments' parts (``result.table`` a function)
     with ``out_dir``. ``marks`` says how a pass keeps the marks it sends to other
     segments (:data:`MARKS`); a resumed run may change it.
@@ -606,10 +606,15 @@ def result_of(puzzle: Puzzle, index, counts: list[int], found: list[int], found_
     )
 
 
+def segment_align(index) -> int:
+    """What every segment's first rank is a multiple of: 64 of the index's groups."""
+    return index.group * 64
+
+
 def segment_bounds(index, segments: int) -> list[tuple[int, int]]:
     """The rank ranges of a run in about ``segments`` segments: equal, their starts
-    multiples of 64 of the index's groups (so fewer where the ranks make fewer)."""
-    return chunk_spans(index.size, index.group * 64, max(segments, 1))
+    multiples of :func:`segment_align` (so fewer where the ranks make fewer)."""
+    return chunk_spans(index.size, segment_align(index), max(segments, 1))
 
 
 def prepare(puzzle: Puzzle, index, segments: int, out: Path | None, resume: bool, store: SegmentStore, force: bool,
@@ -626,7 +631,7 @@ def prepare(puzzle: Puzzle, index, segments: int, out: Path | None, resume: bool
     run = {"format": FORMAT, "puzzle": puzzle.spec, "goal": goal, "scheme": index.scheme, "size": index.size,
            "tablebase": store.keep_table}
     manifest = _resumed_manifest(out, run) if resume else None
-    bounds = _bounds(manifest, out, run["size"], index.group * 64) if resume else segment_bounds(index, segments)
+    bounds = _bounds(manifest, out, run["size"], segment_align(index)) if resume else segment_bounds(index, segments)
     segs = store.segments = [Segment(k, lo, hi) for k, (lo, hi) in enumerate(bounds)]
     if check is not None:
         check(segs)
@@ -635,8 +640,9 @@ def prepare(puzzle: Puzzle, index, segments: int, out: Path | None, resume: bool
         resumed = _resume(manifest, out, store)
         if disk and store.files and not any((out / name).exists() for name in store.files):
             raise PuzzleError(f"none of the {len(store.files)} segment files the checkpoint in {str(out)!r} names is "
-                              "there: Dask workers that each keep them on their own disk made it; resume it on "
-                              "those workers (--resume --scheduler ADDRESS, the same --out; see docs/scaling.md)")
+                              "there: if Dask workers that each keep them on their own disk made it, resume it on "
+                              "those workers (--resume --scheduler ADDRESS, the same --out; see docs/scaling.md); "
+                              f"else {checkpoint.RERUN}")
         return segs, identity, resumed
     if out is not None:
         if not force:
