@@ -437,7 +437,8 @@ def _tablebase(path: Path, puzzle: Puzzle):
                    "drawn, the counts")
 @click.option("--csv", "csv_file", type=PATH, metavar="FILE", help="also write the counts per depth as CSV")
 @click.option("--progress", "show_progress", is_flag=True, help="progress on stderr even with --json")
-@click.option("--force", is_flag=True, help="let --out replace the checkpoint there (of this run, which --resume would continue, or of another)")
+@click.option("--force", is_flag=True,
+              help="let --out replace the checkpoint there (of this run, which --resume would continue, or of another)")
 @click.option("--segments", type=Count(1), metavar="N",
               help="cut the table into N segments, one in memory at a time, the others in files under --out "
                    "(chosen by itself when the table does not fit --max-memory; --resume keeps the checkpoint's)")
