@@ -751,7 +751,7 @@ def test_a_scheduler_killed_mid_run_stops_it_and_resume_finishes_it(tmp_path):
         _, stderr = run.communicate(timeout=120)
         assert time.monotonic() - t0 < 60
     assert run.returncode == 2 and re.fullmatch(
-        r"error: lost the Dask scheduler during layer 2\d \(.*\); the checkpoint of layer \d+ in .* is intact: "
+        r"error: lost the Dask scheduler during layer \d+ \(.*\); the checkpoint of layer \d+ in .* is intact: "
         r"continue with --resume\n", stderr), stderr
     with local_cluster(2, threads=1) as client:
         assert_same(explore_distributed(ps.load_puzzle("4x3"), client, out_dir=out, resume=True, keep_table=True,

@@ -55,6 +55,7 @@ would pass their pause or restart line (:func:`memory_lines`).
 from __future__ import annotations
 
 import gc
+import logging
 import os
 import queue
 import threading
@@ -376,28 +377,16 @@ def remote_cluster(address: str):
         failed = (f"cannot connect to {address!r} ({exc}): give Dask the client's TLS certificate and key "
                   "(distributed.comm.tls.* in its configuration)")
     else:
-        with _client_errors_unlogged(), client:
+        # Dask's own log lines on the way (a scheduler gone: its comms closed, its client giving
+        # up reconnecting) are kept off stderr, as a cluster local_cluster starts keeps them: a
+        # run reports what happened in its own words.
+        with distributed.utils.silence_logging_cmgr(logging.CRITICAL), client:
             yield client
         return
     # The half-made client is closed now: collected later, its close could come inside
     # another client's start and wait forever on the lock Dask's loop runners share.
     gc.collect()
     raise PuzzleError(failed)
-
-
-@contextmanager
-def _client_errors_unlogged():
-    """Keep Dask's client from logging its errors (a scheduler gone: it gives up
-    reconnecting), which a run reports in its own words."""
-    import logging
-
-    logger = logging.getLogger("distributed.client")
-    level = logger.level
-    logger.setLevel(logging.CRITICAL)
-    try:
-        yield
-    finally:
-        logger.setLevel(level)
 
 
 def _check_scheduler(address: str) -> None:
