@@ -148,8 +148,7 @@ def save(directory: Path, manifest: Manifest, table: np.ndarray, tablebase: np.n
     save_layer(directory, dict(fields, tablebase=""), arrays)
 
 
-#: What to do with an exploration checkpoint that cannot be used.
-#: The fix for a checkpoint that cannot be resumed: a fresh run, which must replace it.
+#: What to do with an exploration checkpoint that cannot be used: a fresh run, which must replace it.
 RERUN = "start again with --force (without --resume)"
 
 

@@ -54,10 +54,12 @@ would pass their pause or restart line (:func:`memory_lines`).
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import logging
 import os
 import queue
+import socket
 import threading
 import time
 import uuid
@@ -394,9 +396,6 @@ def _check_scheduler(address: str) -> None:
     (Dask would retry until its timeout), and within :data:`CONNECT_WAIT` seconds where
     what listens at a tcp:// one is not a Dask scheduler (Dask's client can wait on it
     forever); ValueError for an address Dask cannot parse."""
-    import asyncio
-    import socket
-
     from distributed.comm import parse_address, parse_host_port
 
     scheme, where = parse_address(address)
@@ -427,8 +426,6 @@ def _check_scheduler(address: str) -> None:
 
 async def _identity(address: str) -> dict:
     """What the Dask server at ``address`` says it is (``{"type": "Scheduler", ...}``)."""
-    import asyncio
-
     from distributed.comm import connect
 
     comm = await asyncio.wait_for(connect(address, timeout=CONNECT_WAIT), CONNECT_WAIT)

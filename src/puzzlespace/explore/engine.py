@@ -378,7 +378,7 @@ def explore(
         depth, counts, done_before = manifest.depth, list(manifest.depth_counts), manifest.seconds
     else:
         if out is not None and not force:
-            refuse_other_checkpoint(out, puzzle.spec, goal)
+            refuse_to_replace_checkpoint(out, puzzle.spec, goal)
         table = new_table(size)
         tablebase = new_table(size) if keep_table else None
         g = index.rank(puzzle.goal)
@@ -516,7 +516,7 @@ def layered_bfs(index: FrontierSpace, roots, *, threads: int | None = None, max_
     return state.counts
 
 
-def refuse_other_checkpoint(out: Path, spec: str, goal: list[int]) -> None:
+def refuse_to_replace_checkpoint(out: Path, spec: str, goal: list[int]) -> None:
     """A fresh run must not replace a checkpoint that holds a layer unasked: another
     puzzle's (or goal's), or one of this run that ``--resume`` would continue."""
     held = checkpoint.peek_manifest(out)

@@ -56,7 +56,7 @@ from ..errors import PuzzleError
 from ..resources import current_rss, free_disk, human, peak_rss
 from . import checkpoint
 from .engine import (ExploreResult, buffer_sizes, check_all_reached, chunk_spans, expand_chunks, kernel_of, load_walk,
-                     new_buffers, refuse_other_checkpoint)
+                     new_buffers, refuse_to_replace_checkpoint)
 from .packing import pack_marks, read_blocks, unpack_marks, write_block
 
 FORMAT = "puzzlespace-segments/2"
@@ -544,10 +544,10 @@ def explore_segmented(
     ``progress(depth, segments done, segments, states so far)``.
 
     With ``out_dir``, every complete pass is a checkpoint and ``resume`` continues from
-    it (with the segments it was made with); a fresh run refuses a directory holding
-    a checkpoint of a layer or more (another run's, or this one's) unless ``force``. ``keep_table`` returns the
-    tablebase: whole in memory, or as its segments' parts (``result.table`` a function)
-    with ``out_dir``. ``marks`` says how a pass keeps the marks it sends to other
+    it (with the segments it was made with); a fresh run refuses a directory holding a
+    checkpoint of a layer or more (another run's, or this one's) unless ``force``.
+    ``keep_table`` returns the tablebase: whole in memory, or as its segments' parts
+    (``result.table`` a function) with ``out_dir``. ``marks`` says how a pass keeps the marks it sends to other
     segments (:data:`MARKS`); a resumed run may change it.
     """
     t0 = time.perf_counter()
@@ -626,7 +626,7 @@ def prepare(puzzle: Puzzle, index, segments: int, out: Path | None, resume: bool
     with ``out`` gets an empty checkpoint directory, whose disk must hold the segment
     files unless ``disk`` is False (they are kept elsewhere; and a resumed checkpoint's
     files must be there unless it is False) (see
-    :func:`~puzzlespace.explore.engine.refuse_other_checkpoint` for ``force``)."""
+    :func:`~puzzlespace.explore.engine.refuse_to_replace_checkpoint` for ``force``)."""
     goal = list(puzzle.goal)
     run = {"format": FORMAT, "puzzle": puzzle.spec, "goal": goal, "scheme": index.scheme, "size": index.size,
            "tablebase": store.keep_table}
@@ -646,7 +646,7 @@ def prepare(puzzle: Puzzle, index, segments: int, out: Path | None, resume: bool
         return segs, identity, resumed
     if out is not None:
         if not force:
-            refuse_other_checkpoint(out, puzzle.spec, goal)
+            refuse_to_replace_checkpoint(out, puzzle.spec, goal)
         if disk:
             _check_disk(out, index.size, 2 if store.keep_table else 1, marks)
         empty_dir(out)
