@@ -105,6 +105,10 @@ PAUSED_WAIT = 15.0
 #: Seconds the client waits for a finished visit's report (a Dask event, sent before the
 #: visit ends) before it gives up on the run.
 REPORT_WAIT = 60.0
+#: Seconds a stopping run waits for its segments to be dropped from the workers: one that
+#: is dying (a SIGTERM to the whole job) holds Dask's broadcast for its connect timeout,
+#: 30 s; a later run drops what is left (:func:`drop_orphaned_runs`).
+RELEASE_WAIT = 5.0
 #: What an error about the cluster tells the user to install.
 EXTRA = 'pip install "puzzlespace[cluster]"'
 
@@ -895,9 +899,10 @@ class _Run:
 
     def release(self) -> None:
         """Let go of the run's tasks, so that those still to run are forgotten, and drop its
-        segments from every worker still there (after an error or Ctrl-C, a task that
-        starts all the same finds no segment to touch). The tasks are released, not
-        cancelled: Dask's cancel fails on a task whose dependents no client holds (a take)."""
+        segments from every worker still there, waiting at most :data:`RELEASE_WAIT` (after
+        an error or Ctrl-C, a task that starts all the same finds no segment to touch). The
+        tasks are released, not cancelled: Dask's cancel fails on a task whose dependents no
+        client holds (a take)."""
         held = [*self.in_flight, *self.takes.values(), *(self.visits or []), *self.intake.values()]
         for future in held + [f for visits in self.ahead for f in visits] + [
                 f for links in self.receives.values() for f in links]:
@@ -907,6 +912,12 @@ class _Run:
             self.client.unsubscribe_topic(_topic(self.token))
         except Exception:  # noqa: BLE001 - the cluster may be gone
             pass
+        dropping = threading.Thread(target=self._drop_segments, daemon=True, name="puzzlespace-release")
+        dropping.start()
+        dropping.join(RELEASE_WAIT)
+
+    def _drop_segments(self) -> None:
+        """Drop the run's segments from every worker still there, and any orphaned run's."""
         try:
             self.client.run(_release, self.token, workers=sorted(self.workers & set(self.client.nthreads())),
                             on_error="ignore")
