@@ -44,12 +44,16 @@ def workers(client, count: int) -> list[str]:
     return sorted(client.scheduler_info()["workers"])[:count]
 
 
+@pytest.mark.parametrize("files", [False, True], ids=["in-memory", "in-files"])
 @pytest.mark.parametrize("name", PUZZLES, ids=lambda n: n.rsplit("/", 1)[-1])
-def test_cluster_matches_the_engine(client, name):
+def test_cluster_matches_the_engine(client, tmp_path, name, files):
+    """Every split of SPLITS, the segments held in the workers' memory or in files under
+    ``--out``: the in-memory engine's counts, antipodes and tablebase."""
     ref = reference(name)
     for segments, count in SPLITS:
         result = explore_distributed(ps.load_puzzle(name), client, segments=segments, workers=workers(client, count),
-                                     keep_table=True, antipode_limit=20)
+                                     out_dir=tmp_path / str(segments) if files else None, keep_table=True,
+                                     antipode_limit=20)
         assert_same(result, ref)
 
 
@@ -93,10 +97,12 @@ def test_a_local_cluster_for_a_puzzle_compiles_its_code_once(tmp_path, puzzle):
     assert (workers.strip() == "[0, 0]") == (puzzle is not None)
 
 
-def test_4x3_on_two_workers(client):
+def test_4x3_on_two_workers(client, tmp_path):
     p = ps.load_puzzle("4x3")
     ref = reference("4x3")
     assert_same(explore_distributed(p, client, workers=workers(client, 2), keep_table=True, antipode_limit=20), ref)
+    assert_same(explore_distributed(p, client, segments=3, workers=workers(client, 2), out_dir=tmp_path,
+                                    keep_table=True, antipode_limit=20), ref)
 
 
 def test_workers_of_several_threads_holding_several_segments(tmp_path):
