@@ -9,9 +9,9 @@ import sys
 
 
 def main() -> None:
-    if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
-        signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
+        if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+            signal.signal(signal.SIGTERM, signal.default_int_handler)
         from .cli import main as run
     except KeyboardInterrupt:
         sys.stderr.write("stopped: interrupted\n")
