@@ -17,6 +17,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 
@@ -348,7 +349,77 @@ def test_a_refused_run_leaves_no_checkpoint_folder(tmp_path):
         assert r.exit_code == 2 and not new.exists(), r.output
     new.mkdir()
     assert runner.invoke(app, ["explore", "4x3", "--out", str(new), "--resume"]).exit_code == 2
-    assert new.is_dir() and [p.name for p in new.iterdir()] == [".lock"]
+    assert new.is_dir() and not any(new.iterdir())
+
+
+def test_a_run_leaves_no_lock_file(tmp_path):
+    out, saved = tmp_path / "ck", tmp_path / "t.pstb"
+    r = runner.invoke(app, ["explore", "3x2", "--out", str(out), "--save", str(saved), "--json"])
+    assert r.exit_code == 0, r.output
+    assert sorted(p.name for p in out.iterdir()) == ["manifest.json", "table-21.bin", "tablebase-21.bin"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ck", "t.pstb"]
+
+
+#: A writer that takes the lock of ``argv[1]`` 150 times (a directory's with ``argv[2]``
+#: = dir; waiting its turn with ``argv[3]`` = wait, else refused), and fails if it ever
+#: finds another holder inside.
+_CONTEND = """
+import os, sys, time
+from pathlib import Path
+from puzzlespace import datafile
+from puzzlespace.errors import PuzzleError
+target, inside = Path(sys.argv[1]), Path(sys.argv[1] + ".holder")
+for _ in range(150):
+    try:
+        with datafile.locked(target, "x", wait=sys.argv[3] == "wait", directory=sys.argv[2] == "dir"):
+            os.close(os.open(inside, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            time.sleep(0.0005)
+            inside.unlink()
+    except PuzzleError as exc:
+        if "another puzzlespace process" not in str(exc):
+            raise
+"""
+
+
+@pytest.mark.parametrize("kind", ["file", "dir"])
+def test_writers_coming_and_going_never_hold_a_lock_together(tmp_path, kind):
+    """Lock files (and folders made for them) removed as writers end, others opening them
+    meanwhile: never two holders, and no lock file left."""
+    target = str(tmp_path / "sub" / "t")
+    writers = [subprocess.Popen([sys.executable, "-c", _CONTEND, target, kind, "wait" if i % 2 else "refused"],
+                                stderr=subprocess.PIPE, text=True) for i in range(4)]
+    for writer in writers:
+        _, stderr = writer.communicate(timeout=120)
+        assert writer.returncode == 0, stderr
+    assert not [p for p in tmp_path.rglob("*") if p.name.endswith("lock")]
+
+
+def test_a_waiting_writer_takes_the_lock_its_holder_removed(tmp_path):
+    """B waits on A's lock file, which A removes as it ends: B must lock a new one (not the
+    removed file), so that C, arriving while B writes, is refused."""
+    target = tmp_path / "t.pdb"
+    a = datafile.locked(target, "the pattern database")
+    a.__enter__()
+    b_holds, b_may_end = threading.Event(), threading.Event()
+
+    def b():
+        with datafile.locked(target, "the pattern database", wait=True):
+            b_holds.set()
+            b_may_end.wait(30)
+
+    waiter = threading.Thread(target=b)
+    waiter.start()
+    time.sleep(0.2)  # B is blocked on A's lock file
+    a.__exit__(None, None, None)
+    assert b_holds.wait(30)
+    try:
+        with pytest.raises(PuzzleError, match="another puzzlespace process is writing"):
+            with datafile.locked(target, "the pattern database"):
+                pass
+    finally:
+        b_may_end.set()
+        waiter.join()
+    assert not any(tmp_path.iterdir())
 
 
 def _writer(target):

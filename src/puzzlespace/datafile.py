@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import itertools
 import json
 import os
 import struct
@@ -105,8 +106,11 @@ def locked(target: Path, what: str, wait: bool = False, directory: bool = False)
 
     The lock is an advisory ``flock`` on a hidden lock file beside the target (inside it,
     for a directory), released when the block ends or the process dies. Without ``wait``
-    a second writer gets a PuzzleError at once; with it, it waits its turn. A folder made
-    for the lock that the block leaves empty is removed (a refused run leaves nothing).
+    a second writer gets a PuzzleError at once; with it, it waits its turn. The lock file
+    is removed as the block ends (while still held: a writer that opened it meanwhile
+    locks a new one, see :func:`_hold`; one left by a killed process is simply reused),
+    and so is a folder made for the lock that the block leaves empty (a refused run
+    leaves nothing).
     """
     target = Path(target)
     lock = target / ".lock" if directory else target.parent / f".{target.name}.lock"
@@ -115,21 +119,24 @@ def locked(target: Path, what: str, wait: bool = False, directory: bool = False)
     try:
         yield
     finally:
-        if made:
-            _remove_if_empty(target, lock)
+        _remove_held(lock, target if made else None)
         os.close(fd)
 
 
 def _hold(lock: Path, target: Path, what: str, wait: bool) -> int:
     """A descriptor of the file ``lock`` (made, with its folder, if needed) holding its
-    ``flock``. A lock file removed while it was being locked (by a holder that removed
-    its empty folder) is locked again afresh, so that two writers never hold different
-    files of one path."""
-    while True:
+    ``flock``. A lock file removed while it was being locked (by the holder ending its
+    block) is locked again afresh, so that two writers never hold different files of one
+    path; so is one whose folder that holder removed just before it was opened."""
+    for attempt in itertools.count():
         try:
             lock.parent.mkdir(parents=True, exist_ok=True)
             fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as exc:
+            gone = isinstance(exc, (FileNotFoundError, FileExistsError)) and (  # the folder removed meanwhile
+                lock.parent.is_dir() or not lock.parent.exists())
+            if gone and attempt < 100:
+                continue
             raise PuzzleError(f"cannot write {what} {str(target)!r}: {exc.strerror or exc}") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
@@ -147,14 +154,13 @@ def _hold(lock: Path, target: Path, what: str, wait: bool) -> int:
         os.close(fd)
 
 
-def _remove_if_empty(folder: Path, lock: Path) -> None:
-    """Remove ``folder`` if it holds nothing but ``lock`` (while the lock is held, so that
-    no writer is inside: one that opened the lock file meanwhile locks a new one, see
-    :func:`_hold`); a folder that cannot be removed simply stays."""
+def _remove_held(lock: Path, folder: Path | None) -> None:
+    """Remove the held ``lock`` file, then ``folder`` (the one made for it) if that leaves
+    it empty; what cannot be removed simply stays."""
     try:
-        if [p.name for p in folder.iterdir()] == [lock.name]:
-            lock.unlink()
-            folder.rmdir()
+        lock.unlink()
+        if folder is not None:
+            folder.rmdir()  # fails, as it should, on a folder that holds anything
     except OSError:
         pass
 
