@@ -360,6 +360,21 @@ def test_a_run_leaves_no_lock_file(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ck", "t.pstb"]
 
 
+def test_a_killed_writers_temporary_files_are_removed_by_the_next(tmp_path):
+    """A writer killed mid-write (SIGKILL, the OOM killer) leaves its temporary file; the
+    next writer of that target removes it once it holds the lock, and nothing else."""
+    out = tmp_path / "ck"
+    out.mkdir()
+    left = [tmp_path / ".t.pstb.4242.tmp", out / ".table-21.bin.4242.tmp", out / ".manifest.json.7.tmp"]
+    others = [tmp_path / ".t.pstb.x.tmp", tmp_path / ".t.pstb2.4242.tmp", tmp_path / ".u.pstb.4242.tmp",
+              out / "notes.4242.tmp"]
+    for path in left + others:
+        path.write_bytes(b"partial")
+    r = runner.invoke(app, ["explore", "3x2", "--out", str(out), "--save", str(tmp_path / "t.pstb"), "--json"])
+    assert r.exit_code == 0, r.output
+    assert not [p for p in left if p.exists()] and all(p.exists() for p in others)
+
+
 #: A writer that takes the lock of ``argv[1]`` 150 times (a directory's with ``argv[2]``
 #: = dir; waiting its turn with ``argv[3]`` = wait, else refused), and fails if it ever
 #: finds another holder inside.

@@ -17,6 +17,7 @@ import hashlib
 import itertools
 import json
 import os
+import re
 import struct
 from contextlib import contextmanager
 from pathlib import Path
@@ -31,7 +32,7 @@ def write_atomic(path: Path, write) -> None:
 
     The temporary file is removed if anything fails (including Ctrl-C), so none is left behind.
     """
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")  # the form _remove_temporaries looks for
     try:
         with open(tmp, "wb") as f:
             write(f)
@@ -56,7 +57,6 @@ def _sync_folder(folder: Path) -> None:
         pass
     finally:
         os.close(fd)
-
 
 
 #: The largest header a data file may declare, in bytes.
@@ -110,13 +110,16 @@ def locked(target: Path, what: str, wait: bool = False, directory: bool = False)
     is removed as the block ends (while still held: a writer that opened it meanwhile
     locks a new one, see :func:`_hold`; one left by a killed process is simply reused),
     and so is a folder made for the lock that the block leaves empty (a refused run
-    leaves nothing).
+    leaves nothing). Once the lock is held, the temporary files that a killed writer of
+    the target left (:func:`write_atomic`'s, of the file or of any file in the folder)
+    are removed: every writer of the target holds the lock, so none is being written.
     """
     target = Path(target)
     lock = target / ".lock" if directory else target.parent / f".{target.name}.lock"
     made = directory and not target.exists()
     fd = _hold(lock, target, what, wait)
     try:
+        _remove_temporaries(target, directory)
         yield
     finally:
         _remove_held(lock, target if made else None)
@@ -152,6 +155,19 @@ def _hold(lock: Path, target: Path, what: str, wait: bool) -> int:
         except FileNotFoundError:
             pass
         os.close(fd)
+
+
+def _remove_temporaries(target: Path, directory: bool) -> None:
+    """Remove :func:`write_atomic`'s temporary files of ``target`` (of every file in it,
+    with ``directory``); one that cannot be removed stays."""
+    folder, name = (target, ".+") if directory else (target.parent, re.escape(target.name))
+    temporary = re.compile(rf"\.{name}\.[0-9]+\.tmp")
+    for tmp in folder.glob(".*.tmp"):
+        if temporary.fullmatch(tmp.name) and tmp.is_file():
+            try:
+                tmp.unlink()
+            except OSError:
+                pass
 
 
 def _remove_held(lock: Path, folder: Path | None) -> None:
