@@ -420,6 +420,7 @@ def test_cli_scheduler_and_layer_lines(client):
     (["--scheduler", "foo"], "--scheduler 'foo' is not a scheduler's address such as tcp://HOST:8786"),
     (["--scheduler", "nonsense://x:1"], "--scheduler 'nonsense://x:1' is not a scheduler's address"),
     (["--scheduler", "tcp://127.0.0.1:1", "--max-memory", "1G"], "those of --scheduler's cluster have the limits"),
+    (["--workers", "2", "--resume"], "--resume needs --out DIR"),  # said before any cluster starts
 ])
 def test_cli_cluster_errors(args, message):
     result = run_cli(["explore", "3x2", *args])

@@ -463,6 +463,7 @@ def explore(puzzle: str, goal: Optional[str], out_dir: Optional[Path], resume: b
 
     from .datafile import locked
     from .explore import engine
+    from .explore.checkpoint import RESUME_NEEDS_OUT
     from .explore.segments import explore_segmented
     from .resources import parse_size
 
@@ -477,6 +478,8 @@ def explore(puzzle: str, goal: Optional[str], out_dir: Optional[Path], resume: b
             raise PuzzleError("give --workers (a cluster on this machine) or --scheduler (a running one), not both")
         if segments and out_dir is None and not on_cluster:
             raise PuzzleError("--segments keeps the segments in files: give --out DIR")
+        if resume and out_dir is None:  # said before a cluster is started
+            raise PuzzleError(RESUME_NEEDS_OUT)
         if max_memory and scheduler is not None:
             raise PuzzleError("--max-memory shares this machine's memory out among the workers --workers starts; "
                               "those of --scheduler's cluster have the limits they were started with (dask worker "

@@ -151,6 +151,9 @@ def save(directory: Path, manifest: Manifest, table: np.ndarray, tablebase: np.n
 #: What to do with an exploration checkpoint that cannot be used: a fresh run, which must replace it.
 RERUN = "start again with --force (without --resume)"
 
+#: A resume asked for without a checkpoint directory.
+RESUME_NEEDS_OUT = "--resume needs --out DIR (the checkpoint directory)"
+
 
 def load(directory: Path, puzzle: str, goal: list[int], scheme: str, size: int, with_tablebase: bool):
     """The manifest, table and tablebase (None unless ``with_tablebase``) of an exploration's

@@ -373,7 +373,7 @@ def explore(
     size = index.size
     if resume:
         if out is None:
-            raise PuzzleError("--resume needs --out DIR (the checkpoint directory)")
+            raise PuzzleError(checkpoint.RESUME_NEEDS_OUT)
         manifest, table, tablebase = checkpoint.load(out, puzzle.spec, goal, index.scheme, size, keep_table)
         depth, counts, done_before = manifest.depth, list(manifest.depth_counts), manifest.seconds
     else:

@@ -792,7 +792,7 @@ def partition_marks(marks, starts, out, offsets):
 def _resumed_manifest(out: Path | None, run: dict) -> dict:
     """The manifest of the checkpoint in ``out``, which must be of this ``run``."""
     if out is None:
-        raise PuzzleError("--resume needs --out DIR (the checkpoint directory)")
+        raise PuzzleError(checkpoint.RESUME_NEEDS_OUT)
     fix = checkpoint.RERUN
     manifest = checkpoint.read_manifest(out, fix)
     for key, want in run.items():
