@@ -502,10 +502,12 @@ def test_cli_refuses_workers_too_small_for_their_segments(tmp_path):
     assert result.exit_code == 2 and "a segment's table takes 57.1 MiB but worker" in result.stderr, result.output
     assert "--segments N" in result.stderr and not out.exists()
     errors.append(result.stderr)
-    result = run_cli(["explore", "4x3", "--workers", "2", "--out", str(out), "--max-memory", "400M"])
-    assert result.exit_code == 2 and "memory limit of 200.0 MiB leaves no room for segments" in result.stderr
-    for stderr in errors + [result.stderr]:  # the cluster's line, then the error's
+    for stderr in errors:  # the cluster's line, then the error's
         assert [line[:7] for line in stderr.splitlines()] == ["Dask cl", "error: "], stderr
+    for limit in ("400M", "10M"):  # no room beside the program: refused before any worker starts (one line)
+        result = run_cli(["explore", "4x3", "--workers", "2", "--out", str(out), "--max-memory", limit])
+        assert result.exit_code == 2 and result.stderr.startswith("error: each worker's memory limit of ")
+        assert "leaves no room for segments" in result.stderr and len(result.stderr.splitlines()) == 1
 
 
 def test_a_run_refused_for_memory_leaves_the_checkpoint_as_it_was(tmp_path):
@@ -517,6 +519,31 @@ def test_a_run_refused_for_memory_leaves_the_checkpoint_as_it_was(tmp_path):
     assert refused.exit_code == 2 and "leaves no room for segments" in refused.stderr, refused.output
     assert {f.name: f.read_bytes() for f in out.iterdir()} == before
     assert run_cli(["explore", "3x2", "--workers", "2", "--max-memory", "3G", "--json"]).exit_code == 0
+
+
+@pytest.mark.parametrize("where", ["check_installed", "layer"])
+def test_a_connection_lost_on_a_running_client_is_one_line(client, tmp_path, monkeypatch, where):
+    """A connection of Dask's closed under a call (a worker gone in its middle) while the
+    client still runs, as the run starts or during a layer: a PuzzleError saying what is
+    left, not an error on the segment files nor one on the output."""
+    from distributed.comm import CommClosedError
+
+    from puzzlespace.explore import cluster
+
+    def closed(*args, **kwargs):
+        raise CommClosedError("in <TCP (closed) Scheduler Broadcast>: Stream is closed")
+
+    if where == "check_installed":
+        monkeypatch.setattr(cluster, "check_installed", closed)
+        message = r"lost a connection of the Dask cluster while starting \(.*Stream is closed\); run it again"
+    else:
+        layer = cluster._Run.layer
+        monkeypatch.setattr(cluster._Run, "layer", lambda self, depth, *a: layer(self, depth, *a) if depth < 3
+                            else closed())
+        message = (r"lost a connection of the Dask cluster during layer 3 \(.*Stream is closed\); the checkpoint "
+                   r"of layer 2 in .* is intact: continue with --resume")
+    with pytest.raises(PuzzleError, match=message):
+        explore_distributed(ps.load_puzzle("3x2"), client, workers=workers(client, 2), out_dir=tmp_path / "ck")
 
 
 def test_a_worker_out_of_memory_stops_the_run_with_a_message():
@@ -579,6 +606,15 @@ def test_cli_refuses_to_resume_an_in_memory_checkpoint_on_a_cluster(tmp_path):
     assert run_cli(["explore", "3x2", "--out", str(tmp_path)]).exit_code == 0
     result = run_cli(["explore", "3x2", "--out", str(tmp_path), "--resume", "--workers", "2"])
     assert result.exit_code == 2 and "made without segments" in result.stderr
+
+
+def test_cli_refuses_to_resume_no_checkpoint_on_a_cluster_before_it_starts(tmp_path):
+    """Not a checkpoint "made without segments": none at all, said in one line, no cluster
+    started and no folder left."""
+    out = tmp_path / "ck"
+    result = run_cli(["explore", "3x2", "--out", str(out), "--resume", "--workers", "2"])
+    assert result.exit_code == 2 and result.stderr == f"error: no checkpoint to resume in {str(out)!r} (no manifest.json)\n"
+    assert not out.exists()
 
 
 def test_the_run_is_not_left_on_the_workers(client):

@@ -641,9 +641,12 @@ def _explore_on_cluster(p: Puzzle, workers: Optional[int], scheduler: Optional[s
     """Explore on a Dask cluster: a new one on this machine (``workers`` processes) or
     the one at ``scheduler``; a line per layer on stderr when ``log_layers``."""
     from .explore import cluster
+    from .explore.checkpoint import RERUN, read_manifest
     from .explore.segments import checkpoint_is_segmented
     from .resources import human
 
+    if resume and out_dir is not None:  # said before a cluster is started
+        read_manifest(out_dir, RERUN)
     if resume and out_dir is not None and not checkpoint_is_segmented(out_dir):
         raise PuzzleError(f"the checkpoint in {str(out_dir)!r} was made without segments: resume it without "
                           "--workers or --scheduler")

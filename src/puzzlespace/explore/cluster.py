@@ -134,9 +134,13 @@ def local_cluster(workers: int, threads: int = 1, memory_limit: int | None = Non
 
     With ``puzzle``, the code its runs need is compiled here (or read from numba's
     cache) while the workers start, so that they read it from the cache, not each
-    compile it."""
+    compile it. A ``memory_limit`` that leaves a worker no room for segments is refused
+    before any worker starts."""
     distributed = _distributed()
     import dask
+
+    if memory_limit is not None:
+        _refuse_without_room("each worker's", MemoryLine(memory_limit))
 
     settings = {"distributed.worker.memory.target": False, "distributed.worker.memory.spill": False,
                 "distributed.worker.memory.pause": False, "distributed.worker.profile.enabled": False}
@@ -279,10 +283,7 @@ def check_worker_memory(segs: Sequence[Segment], owners: Sequence[str], lines: d
         if not line.limit or need <= room:
             continue
         unpause = f", or start the workers with {NO_PAUSE} (see docs/scaling.md)" if line.pauses else ""
-        if room <= 0:
-            raise PuzzleError(f"worker {worker}'s memory limit of {human(line.limit)} leaves no room for segments "
-                              f"({line.stops}, and the program and the marks in flight take about "
-                              f"{human(WORKER_OVERHEAD)}); give the workers more memory{MORE_MEMORY}{unpause}")
+        _refuse_without_room(f"worker {worker}'s", line, unpause)
         room_text = f"room for {human(room)} within {line}"
         if in_files:
             raise PuzzleError(f"a segment's table takes {human(need)} but worker {worker} has {room_text}; "
@@ -290,6 +291,15 @@ def check_worker_memory(segs: Sequence[Segment], owners: Sequence[str], lines: d
         raise PuzzleError(f"worker {worker} would hold {human(need)} of segments but has {room_text}; use more "
                           f"workers, or workers with more memory{MORE_MEMORY}, or give --out DIR (the segments in "
                           f"files, one in memory at a time){unpause}")
+
+
+def _refuse_without_room(whose: str, line: MemoryLine, unpause: str = "") -> None:
+    """Refuse a worker whose memory ``line`` leaves no room for segments beside
+    :data:`WORKER_OVERHEAD` (``whose``: the worker named, possessive)."""
+    if line.limit and line.at <= WORKER_OVERHEAD:
+        raise PuzzleError(f"{whose} memory limit of {human(line.limit)} leaves no room for segments ({line.stops}, "
+                          f"and the program and the marks in flight take about {human(WORKER_OVERHEAD)}); give the "
+                          f"workers more memory{MORE_MEMORY}{unpause}")
 
 
 def workers_seen(client) -> dict[str, dict]:
@@ -485,12 +495,13 @@ def explore_distributed(
     if not owners:
         raise PuzzleError("the Dask cluster has no workers; start some (see docs/scaling.md)")
     store = SegmentStore(out, keep_table)
-    check_installed(client)
-    drop_orphaned_runs(client)
-    local = out is not None and not _shared(client, owners, out)
-    on_disks = _segments_on_disks(client, owners, out) if local and resume else None
+    with _cluster_kept(client, lambda: -1, out):
+        check_installed(client)
+        drop_orphaned_runs(client)
+        local = out is not None and not _shared(client, owners, out)
+        on_disks = _segments_on_disks(client, owners, out) if local and resume else None
+        lines, tables = memory_lines(client), 2 if keep_table else 1
     owner = lambda segs: [_owner(s.k, owners, on_disks, out) for s in segs]  # noqa: E731
-    lines, tables = memory_lines(client), 2 if keep_table else 1
 
     def check(segs: list[Segment]) -> None:
         check_worker_memory(segs, owner(segs), lines, tables, out is not None)
@@ -503,7 +514,7 @@ def explore_distributed(
         client.run(empty_dir, out, workers=sorted(set(owner(segs))))
     run = _Run(client, uuid.uuid4().hex, owner(segs), out)
     try:
-        with file_errors(out, lambda: depth, None), _scheduler_kept(client, lambda: depth, out):
+        with file_errors(out, lambda: depth, None), _cluster_kept(client, lambda: depth, out):
             run.open(puzzle, index.rank(puzzle.goal), segs, keep_table, store if resume else None, depth)
             if out is not None and not resume:
                 store.begin(0)
@@ -535,17 +546,21 @@ def explore_distributed(
 
 
 @contextmanager
-def _scheduler_kept(client, depth: Callable[[], int], out: Path | None):
-    """A client that has lost its scheduler (an OSError while the client is no longer
-    running: the scheduler killed, its machine or the network gone) ends the run with
-    one line saying what is left, not as an error on the segment files."""
+def _cluster_kept(client, depth: Callable[[], int], out: Path | None):
+    """A lost connection of the cluster's ends the run with one line saying what is left,
+    not as an error on the segment files: any OSError once the client has stopped
+    running (it has lost its scheduler: killed, its machine or the network gone), and a
+    connection of Dask's closed, reset or timed out while it runs (a worker gone in the
+    middle of a call). ``depth()``: the pass under way (-1: starting)."""
     try:
         yield
     except OSError as exc:
-        if client.status == "running":
+        lost = client.status != "running"
+        if not lost and not isinstance(exc, (_distributed().comm.CommClosedError, ConnectionError, TimeoutError)):
             raise
-        raise PuzzleError(f"lost the Dask scheduler during layer {depth()} ({exc}); "
-                          f"{_lost_message([], depth(), out)}") from None
+        what = "the Dask scheduler" if lost else "a connection of the Dask cluster"
+        when = f"during layer {depth()}" if depth() >= 0 else "while starting"
+        raise PuzzleError(f"lost {what} {when} ({exc}); {_lost_message([], depth(), out)}") from None
 
 
 def _shared(client, workers: Sequence[str], out: Path) -> bool:
@@ -972,7 +987,6 @@ def _lost_message(lost: list[str], depth: int, out: Path | None) -> str:
     when = f"during layer {depth}" if depth >= 0 else "while starting"
     return (f"worker {', '.join(lost)} left the cluster {when} (killed, over its memory limit or its machine "
             f"gone) and took its segments with it; {then}")
-
 
 
 def _raise_remote(future, depth: int, out: Path | None) -> None:
