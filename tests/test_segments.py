@@ -450,6 +450,8 @@ def test_a_bitmap_of_marks_counts_in_the_memory_and_the_disk_needed(tmp_path, mo
         segments._check_disk(tmp_path, big.size, 1, "bitmap")
     r = CliRunner().invoke(app, ["explore", "jump:9", "--workers", "2", "--marks", "bitmap"])
     assert r.exit_code == 2 and "--marks bitmap is for a run by segments in one process" in r.stderr, r.output
+    r = CliRunner().invoke(app, ["explore", "jump:9", "--marks", "bitmap"])  # in memory: no marks between segments
+    assert r.exit_code == 2 and r.stderr.startswith("error: --marks bitmap is for a run by segments, in files: give --out")
 
 
 @pytest.mark.parametrize("marks", MARKS)

@@ -487,6 +487,9 @@ def explore(puzzle: str, goal: Optional[str], out_dir: Optional[Path], resume: b
         if marks != "packed" and on_cluster:
             raise PuzzleError("--marks bitmap is for a run by segments in one process: a cluster's workers send "
                               "their marks packed")
+        if marks != "packed" and out_dir is None:
+            raise PuzzleError("--marks bitmap is for a run by segments, in files: give --out DIR (with --segments N, "
+                              "or --max-memory SIZE below the table)")
         if out_dir is not None and out_dir.exists() and not out_dir.is_dir():
             raise PuzzleError(f"--out {str(out_dir)!r} is a file; give a directory for the checkpoints")
         try:
