@@ -650,9 +650,9 @@ def _explore_on_cluster(p: Puzzle, workers: Optional[int], scheduler: Optional[s
 
     if resume and out_dir is not None:  # said before a cluster is started
         read_manifest(out_dir, RERUN)
-    if resume and out_dir is not None and not checkpoint_is_segmented(out_dir):
-        raise PuzzleError(f"the checkpoint in {str(out_dir)!r} was made without segments: resume it without "
-                          "--workers or --scheduler")
+        if not checkpoint_is_segmented(out_dir):
+            raise PuzzleError(f"the checkpoint in {str(out_dir)!r} was made without segments: resume it without "
+                              "--workers or --scheduler")
     if workers is not None:
         each = max(1, (os.cpu_count() or 1) // workers) if threads is None else threads
         connect = cluster.local_cluster(workers, each, limit // workers if limit else None, puzzle=p)
