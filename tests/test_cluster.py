@@ -518,7 +518,9 @@ def test_a_run_refused_for_memory_leaves_the_checkpoint_as_it_was(tmp_path):
                        "--max-memory", "400M"])
     assert refused.exit_code == 2 and "leaves no room for segments" in refused.stderr, refused.output
     assert {f.name: f.read_bytes() for f in out.iterdir()} == before
-    assert run_cli(["explore", "3x2", "--workers", "2", "--max-memory", "3G", "--json"]).exit_code == 0
+    small = run_cli(["explore", "3x2", "--workers", "2", "--max-memory", "3G", "--json"])
+    assert small.exit_code == 0 and small.stderr == ("--workers 2: sliding:3x2's ranks, cut at multiples of 384, "
+                                                     "make 1 segment; the other workers stay idle\n"), small.stderr
 
 
 @pytest.mark.parametrize("where", ["check_installed", "layer"])

@@ -507,7 +507,12 @@ def test_a_fresh_run_does_not_replace_its_own_checkpoint_unasked(tmp_path, segme
     forced = runner.invoke(app, [*args, "--force"])
     assert forced.exit_code == 0 and json.loads(forced.stdout)["depth_counts"] == json.loads(first.stdout)["depth_counts"]
     manifest = out / "manifest.json"
-    manifest.write_text(json.dumps(dict(json.loads(manifest.read_text()), depth=-1)))  # a run stopped before layer 0
+    fields = json.loads(manifest.read_text())
+    manifest.write_text(json.dumps(dict(fields, depth=fields["depth"] - 1)))  # edited: fails its checksum
+    r = runner.invoke(app, args)
+    assert r.exit_code == 2 and r.stderr == f"error: {str(out)!r} holds a damaged checkpoint (manifest.json fails " \
+        "its checksum); choose another --out, or --force to replace it\n", r.output
+    checkpoint.write_manifest(out, dict(fields, depth=-1, depth_counts=[]))  # a run stopped before layer 0
     assert runner.invoke(app, args).exit_code == 0
 
 

@@ -498,7 +498,8 @@ def explore(puzzle: str, goal: Optional[str], out_dir: Optional[Path], resume: b
                     held.enter_context(locked(out_dir, "the checkpoint in", directory=True))
                 if save_path is not None:
                     held.enter_context(locked(save_path, "the tablebase"))
-                note = _segments_made(p, segments, out_dir if resume else None) if segments else None
+                note = (_segments_made(p, segments, out_dir if resume else None) if segments else
+                        _segments_made(p, workers, None, workers=True) if workers and not resume else None)
                 if not on_cluster:
                     segments = _segments(p, out_dir, resume, threads, limit, save is not None, segments, marks)
                 with _layer_progress(enabled=show_progress or not as_json) as report:
@@ -570,10 +571,10 @@ def _this_command(**changes) -> str:
     return " ".join(words)
 
 
-def _segments_made(p: Puzzle, asked: int, resumed: Optional[Path]) -> Optional[str]:
+def _segments_made(p: Puzzle, asked: int, resumed: Optional[Path], workers: bool = False) -> Optional[str]:
     """What to say when a run is not in the ``asked`` number of segments (None if it is):
     the ranks make another number, or it resumes the checkpoint in ``resumed``, whose
-    segments it keeps."""
+    segments it keeps. With ``workers``, ``asked`` is ``--workers``, a segment each."""
     from .explore.checkpoint import read_manifest
     from .explore.segments import segment_align, segment_bounds
 
@@ -587,8 +588,10 @@ def _segments_made(p: Puzzle, asked: int, resumed: Optional[Path]) -> Optional[s
     made = len(segment_bounds(index, asked))
     if made == asked:
         return None
-    return (f"--segments {asked}: {p.spec}'s ranks, cut at multiples of {segment_align(index):,}, make {made} "
-            f"segment{'s' if made != 1 else ''}; exploring in {made}")
+    cut = f"{p.spec}'s ranks, cut at multiples of {segment_align(index):,}, make {made} segment{'s' if made != 1 else ''}"
+    if workers:
+        return f"--workers {asked}: {cut}; the other workers stay idle"
+    return f"--segments {asked}: {cut}; exploring in {made}"
 
 
 def _saying_first(note: Optional[str], report):
@@ -737,7 +740,7 @@ def _print_exploration(p: Puzzle, r) -> None:
         table.add_row(str(d), f"{c:,}")
     out.print(table)
     out.print(f"states: {r.states:,}   God's number: {r.max_depth}   antipodes: {r.antipode_count:,}", markup=False)
-    out.print(f"time: {r.seconds:.2f} s on {r.threads} threads   peak memory: {r.peak_memory_bytes / 2**20:.0f} MiB",
+    out.print(f"time: {r.seconds:.2f} s on {r.threads} thread{'s' if r.threads != 1 else ''}   peak memory: {r.peak_memory_bytes / 2**20:.0f} MiB",
               markup=False)
     if r.antipodes:
         shown = r.antipodes

@@ -109,6 +109,11 @@ def _checksum(fields: dict) -> str:
     return digest(json.dumps({k: v for k, v in fields.items() if k != "checksum"}, sort_keys=True).encode())
 
 
+def intact(manifest: object) -> bool:
+    """Whether ``manifest`` (as read) is a manifest whose fields match its checksum."""
+    return isinstance(manifest, dict) and manifest.get("checksum") == _checksum(manifest)
+
+
 def read_manifest(directory: Path, fix: str) -> dict:
     """The manifest of the checkpoint in ``directory``, its checksum verified, or an error
     that ends with ``fix`` (what the user should do)."""
@@ -121,7 +126,7 @@ def read_manifest(directory: Path, fix: str) -> dict:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError):
         data = None
-    if not isinstance(data, dict) or data.get("checksum") != _checksum(data):
+    if not intact(data):
         raise PuzzleError(f"checkpoint manifest {str(path)!r} is damaged or from an older version; {fix}")
     return data
 

@@ -518,9 +518,15 @@ def layered_bfs(index: FrontierSpace, roots, *, threads: int | None = None, max_
 
 def refuse_to_replace_checkpoint(out: Path, spec: str, goal: list[int]) -> None:
     """A fresh run must not replace a checkpoint that holds a layer unasked: another
-    puzzle's (or goal's), or one of this run that ``--resume`` would continue."""
+    puzzle's (or goal's), one of this run that ``--resume`` would continue, or a damaged
+    one (which neither can say)."""
+    if not (out / checkpoint.MANIFEST).exists():
+        return
     held = checkpoint.peek_manifest(out)
-    if not held or (isinstance(held.get("depth"), int) and held["depth"] < 0):
+    if not checkpoint.intact(held):
+        raise PuzzleError(f"{str(out)!r} holds a damaged checkpoint ({checkpoint.MANIFEST} fails its checksum); "
+                          "choose another --out, or --force to replace it")
+    if isinstance(held.get("depth"), int) and held["depth"] < 0:
         return
     if (held.get("puzzle"), held.get("goal")) != (spec, goal):
         raise PuzzleError(f"{str(out)!r} holds the checkpoint of another run ({held.get('puzzle')!r}, depth "
