@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -300,9 +301,12 @@ def test_a_damaged_segment_file_is_refused_on_resume(client, tmp_path):
         explore_distributed(ps.load_puzzle("3x3"), client, workers=workers(client, 2), out_dir=tmp_path, resume=True)
 
 
-def test_a_killed_worker_stops_the_run_and_resume_finishes_it(tmp_path):
-    """SIGKILL of a worker mid-run: a WorkerLost within 60 s, then --resume on a new
-    cluster gives the engine's results."""
+def test_a_killed_worker_stops_the_run_and_resume_finishes_it(tmp_path, monkeypatch):
+    """SIGKILL of a worker mid-run: a WorkerLost within 60 s; a worker killed as the
+    resumed run opens its segments: a WorkerLost that says the checkpoint is still
+    there; then --resume on a new cluster gives the engine's results."""
+    from puzzlespace.explore import cluster
+
     ref = reference("4x3")
     p = ps.load_puzzle("4x3")
     with local_cluster(2, threads=1) as client:
@@ -319,7 +323,20 @@ def test_a_killed_worker_stops_the_run_and_resume_finishes_it(tmp_path):
             explore_distributed(p, client, out_dir=tmp_path, keep_table=True, layer_done=kill)
         assert time.monotonic() - killed[0] < 60
         assert victim in str(caught.value)
-    assert json.loads((tmp_path / "manifest.json").read_text())["depth"] in (25, 26)
+    saved = json.loads((tmp_path / "manifest.json").read_text())["depth"]
+    assert saved in (25, 26)
+    opening = cluster._Run.open
+
+    def killed_first(run, *args):
+        os.kill(max(pids.values()), signal.SIGKILL)
+        return opening(run, *args)
+
+    with local_cluster(2, threads=1) as client, monkeypatch.context() as patched:
+        pids = client.run(os.getpid)
+        patched.setattr(cluster._Run, "open", killed_first)
+        with pytest.raises(WorkerLost, match=f"while starting.*the checkpoint of layer {saved} in .* is intact: "
+                                             "continue with --resume"):
+            explore_distributed(p, client, out_dir=tmp_path, resume=True, keep_table=True)
     with local_cluster(3, threads=1) as client:
         assert_same(explore_distributed(p, client, out_dir=tmp_path, resume=True, keep_table=True,
                                         antipode_limit=20), ref)
@@ -416,6 +433,7 @@ def test_cli_scheduler_and_layer_lines(client):
 
 @pytest.mark.parametrize("args, message", [
     (["--workers", "2", "--scheduler", "tcp://127.0.0.1:1"], "not both"),
+    (["--scheduler", "tcp://127.0.0.1:1", "--threads", "2"], "dask worker --nthreads"),
     (["--scheduler", "tcp://127.0.0.1:1"], "cannot reach the Dask scheduler at 'tcp://127.0.0.1:1'"),
     (["--scheduler", "foo"], "--scheduler 'foo' is not a scheduler's address such as tcp://HOST:8786"),
     (["--scheduler", "nonsense://x:1"], "--scheduler 'nonsense://x:1' is not a scheduler's address"),
@@ -559,8 +577,9 @@ def test_a_worker_out_of_memory_stops_the_run_with_a_message():
         def exception(self):
             return MemoryError("Unable to allocate 76.1 GiB for an array")
 
-    with pytest.raises(PuzzleError, match=r"a worker ran out of memory running 'open-0-abc' \(Unable to allocate"):
-        cluster._raise_remote(Failed(), -1, None)
+    with pytest.raises(PuzzleError, match=r"a worker ran out of memory running 'open-0-abc' \(Unable to allocate.*"
+                       r"; run it again$"):
+        cluster._raise_remote(Failed(), -1, cluster._left(Path("ck"), -1))
 
 
 def test_a_visit_whose_report_never_comes_stops_the_run(monkeypatch):
@@ -615,7 +634,8 @@ def test_cli_refuses_to_resume_no_checkpoint_on_a_cluster_before_it_starts(tmp_p
     started and no folder left."""
     out = tmp_path / "ck"
     result = run_cli(["explore", "3x2", "--out", str(out), "--resume", "--workers", "2"])
-    assert result.exit_code == 2 and result.stderr == f"error: no checkpoint to resume in {str(out)!r} (no manifest.json)\n"
+    assert result.exit_code == 2 and result.stderr == \
+        f"error: no checkpoint to resume in {str(out)!r} (no manifest.json): run it without --resume\n"
     assert not out.exists()
 
 
@@ -886,7 +906,10 @@ def test_a_client_that_could_not_connect_is_closed_at_once(address):
 def test_a_killed_clients_run_is_dropped_from_the_workers_by_the_next(client):
     """A client killed mid-run (``explore --scheduler`` SIGKILLed) never lets go of its
     run: its segments would stay in the workers' memory as long as they live. The next
-    run on the cluster drops them as it starts, and leaves nothing itself."""
+    run on the cluster drops them as it starts, and leaves nothing itself; nor do the
+    runs' reports stay on the scheduler."""
+    from puzzlespace.explore import cluster
+
     runs = lambda: [c for got in client.run(lambda: [held.client for held in  # noqa: E731
                     __import__("puzzlespace.explore.cluster", fromlist=["_HELD"])._HELD.values()]).values() for c in got]
     held = lambda: len(runs())  # noqa: E731
@@ -906,3 +929,70 @@ def test_a_killed_clients_run_is_dropped_from_the_workers_by_the_next(client):
     assert_same(explore_distributed(ps.load_puzzle("3x2"), client, segments=2, antipode_limit=20,
                                     progress=lambda *_: during or during.append(runs())), reference("3x2"))
     assert during[0] and set(during[0]) == {client.id} and held() == 0  # its own run only; then nothing
+    cluster.drop_orphaned_runs(client)  # as the next run starts
+    assert not client.run_on_scheduler(lambda dask_scheduler: [
+        name for name in dask_scheduler._broker._topics if name.startswith("puzzlespace-")])
+
+
+def test_a_workers_directory_is_held_by_one_run_at_a_time(tmp_path):
+    """On the workers' own disks, a run holds its directory on each worker until it is
+    dropped there (ended, or its client gone): another run that would keep its segments
+    there (and, fresh, empty it first) is refused, naming the worker; so is a worker that
+    cannot make or empty it (a read-only disk, say), not as an error on this program's
+    output."""
+    from puzzlespace.explore import cluster
+
+    out = str(tmp_path / "ck")
+    (tmp_path / "ck").mkdir()
+    (tmp_path / "ck" / "seg-0-0.bin").write_bytes(b"A's")
+    cluster._claim("A", "client-a", out, False)
+    cluster._claim("A", "client-a", str(tmp_path / "." / "ck"), False)  # its own: again, by any path
+    with pytest.raises(PuzzleError, match="another exploration keeps its segments in .* there; choose another --out"):
+        cluster._claim("B", "client-b", out, True)
+    assert (tmp_path / "ck" / "seg-0-0.bin").exists()
+    assert cluster._drop_orphans(["client-a", "client-b"]) == 0
+    assert cluster._drop_orphans(["client-b"]) == 1  # A's client is gone: B may have it
+    cluster._claim("B", "client-b", out, True)
+    assert not (tmp_path / "ck" / "seg-0-0.bin").exists()
+    cluster._release("B")
+    assert not cluster._CLAIMS
+
+    class Client:
+        id = "client-c"
+
+        def run(self, function, *args, workers, on_error):
+            done = {"tcp://a:1": None, "tcp://b:1": PermissionError(13, "Permission denied"),
+                    "tcp://c:1": PuzzleError("another exploration keeps its segments in 'ck' there")}
+            return {w: done[w] for w in workers}
+
+    with pytest.raises(PuzzleError, match=r"^worker tcp://b:1 cannot make or empty 'ck' on its disk \(Permission "
+                                          r"denied\); choose another --out$"):
+        cluster._claim_on_workers(Client(), "C", ["tcp://a:1", "tcp://b:1"], Path("ck"), True)
+    with pytest.raises(PuzzleError, match=r"^on worker tcp://c:1, another exploration keeps its segments in 'ck'"):
+        cluster._claim_on_workers(Client(), "C", ["tcp://c:1"], Path("ck"), True)
+
+
+def test_a_resume_on_workers_own_disks_takes_the_files_the_checkpoint_names(tmp_path):
+    """Where several workers' own disks hold files of a segment (an earlier run's left on
+    another worker), a resume gives the segment to the worker whose files match the
+    manifest's CRC-32s; a segment whose files none has is refused."""
+    from puzzlespace.explore import cluster
+    from puzzlespace.explore.segments import crc_text
+
+    for worker, data in (("a", b"stale"), ("b", b"good")):
+        (tmp_path / worker).mkdir()
+        (tmp_path / worker / "seg-0-0.bin").write_bytes(data)
+    (tmp_path / "b" / "seg-1-1.bin").write_bytes(b"one")
+    manifest = {"segments": [[0, 64], [64, 128], [128, 192]], "files": {
+        "seg-0-0.bin": crc_text(zlib.crc32(b"good")), "seg-1-1.bin": crc_text(zlib.crc32(b"one")),
+        "seg-2-0.bin": crc_text(zlib.crc32(b"two"))}}
+
+    class Client:
+        def run(self, function, out, *args, workers):
+            return {w: function(str(tmp_path / w), *args) for w in workers}
+
+    held = cluster._segments_on_disks(Client(), ["a", "b"], Path("ck"), manifest)
+    assert held == {"a": set(), "b": {0, 1}}
+    assert [cluster._owner(k, ["a", "b"], held, Path("ck")) for k in (0, 1)] == ["b", "b"]
+    with pytest.raises(PuzzleError, match="segment 2's files are on none of the workers"):
+        cluster._owner(2, ["a", "b"], held, Path("ck"))

@@ -333,6 +333,8 @@ def test_bad_output_paths_are_one_line(tmp_path):
     (tmp_path / "file").write_text("x")
     for args, words in ((["explore", "3x2", "--save", str(tmp_path)], "is a directory"),
                         (["explore", "3x2", "--out", str(tmp_path / "file")], "is a file"),
+                        (["explore", "3x2", "--out", str(tmp_path / "ck"), "--save", str(tmp_path / "ck" / ".lock")],
+                         "is named as puzzlespace's lock files are"),
                         (["explore", "3x2", "--save", str(tmp_path / "file" / "t.pstb")], "not a directory"),
                         (["explore", "3x2", "--max-memory", "0"], "not positive"),
                         (["explore", "4x3", "--max-memory", "130M"], "above --max-memory")):
@@ -687,3 +689,34 @@ def test_a_large_graph_respects_the_time_limit_while_building_tables(tmp_path):
     r = runner.invoke(app, ["solve", f"graph:{path}", position, "--time-limit", "1", "--json"])
     assert time.perf_counter() - t0 < 15
     assert r.exit_code == 3 and json.loads(r.stdout)["status"] == "stopped" and "time limit" in r.stderr
+
+
+@pytest.mark.parametrize("segments", [[], ["--segments", "3"]], ids=["in memory", "by segments"])
+def test_a_run_removes_only_its_own_files_from_its_directory(tmp_path, segments):
+    """--out may be a directory that holds other files, even ending in .bin: a run (fresh,
+    forced over another's checkpoint, or to its end) replaces and removes only the data
+    files of checkpoints."""
+    out = tmp_path / "ck"
+    out.mkdir()
+    theirs = {"photos.bin": b"x", "table.bin": b"y", "seg-0-2.bin": b"z", "notes.txt": b"w"}
+    for name, data in theirs.items():
+        (out / name).write_bytes(data)
+    other = ["--segments", "2"] if not segments else []
+    assert runner.invoke(app, ["explore", "3x3", "--out", str(out), "--json", *other]).exit_code == 0
+    r = runner.invoke(app, ["explore", "3x3", "--out", str(out), "--json", "--force", *segments])
+    assert r.exit_code == 0, r.output
+    manifest = json.loads((out / "manifest.json").read_text())
+    named = set(manifest.get("files", {})) | {v for v in manifest.values() if str(v).endswith(".bin")}
+    assert {path.name for path in out.iterdir()} == set(theirs) | named | {"manifest.json"}
+    assert {name: (out / name).read_bytes() for name in theirs} == theirs
+
+
+def test_a_checkpoint_made_in_memory_resumed_under_too_small_a_budget_says_to_raise_it(tmp_path):
+    """Such a checkpoint resumes with its whole table in memory (not in segments): the
+    fix is a larger --max-memory, not --out, which is given."""
+    out = str(tmp_path / "ck")
+    assert runner.invoke(app, ["explore", "3x3", "--out", out, "--json"]).exit_code == 0
+    r = runner.invoke(app, ["explore", "3x3", "--out", out, "--resume", "--max-memory", "20M"])
+    assert r.exit_code == 2 and r.stderr.endswith(
+        "above --max-memory 20.0 MiB; the checkpoint was made with the whole table in memory and resumes so: raise "
+        "--max-memory\n"), r.output

@@ -113,7 +113,8 @@ def test_a_damaged_or_foreign_checkpoint_is_refused(tmp_path):
 
     with pytest.raises(_Stop):
         explore_segmented(p, segments=3, out_dir=tmp_path, progress=stop)
-    with pytest.raises(PuzzleError, match="is for puzzle 'sliding:3x3'"):
+    with pytest.raises(PuzzleError, match="is for puzzle 'sliding:3x3', not 'sliding:4x2'; resume it with that "
+                                          "puzzle, or choose another --out for this run$"):
         explore_segmented(ps.load_puzzle("4x2"), segments=3, out_dir=tmp_path, resume=True)
     with pytest.raises(PuzzleError, match="another run"):
         explore_segmented(ps.load_puzzle("4x2"), segments=3, out_dir=tmp_path)
@@ -538,3 +539,23 @@ def test_the_memory_plan_loads_all_the_code_a_pass_runs(name, marks, share):
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "[]", run.stdout
+
+
+@pytest.mark.parametrize("error, advice", [(OSError(28, "No space left on device"),
+                                            "free space (or bound the marks between segments by a bit per state: "
+                                            "--marks bitmap) and run it again"),
+                                           (OSError(5, "Input/output error"), "check the disk and run it again"),
+                                           (OSError("113440 requested and 0 written"),
+                                            "free space or check the disk and run it again")])
+def test_a_disk_that_fails_before_the_first_checkpoint_is_said_as_such(tmp_path, monkeypatch, error, advice):
+    """The first tables are written before any layer is saved: a full or failing disk
+    then says so and to run it again, as later on (not an error on the output)."""
+    from puzzlespace.explore import segments
+
+    def failing(*args):
+        raise error
+
+    monkeypatch.setattr(segments, "first_tables", failing)
+    r = CliRunner().invoke(app, ["explore", "3x3", "--segments", "3", "--out", str(tmp_path / "ck"), "--json"])
+    assert r.exit_code == 2 and r.stderr == f"error: could not read or write the segment files in " \
+        f"{str(tmp_path / 'ck')!r} ({error.strerror or error}); {advice}\n", r.output

@@ -484,6 +484,9 @@ def explore(puzzle: str, goal: Optional[str], out_dir: Optional[Path], resume: b
             raise PuzzleError("--max-memory shares this machine's memory out among the workers --workers starts; "
                               "those of --scheduler's cluster have the limits they were started with (dask worker "
                               "--memory-limit)")
+        if threads and scheduler is not None:
+            raise PuzzleError("--threads sets the threads of each worker --workers starts; those of --scheduler's "
+                              "cluster have the threads they were started with (dask worker --nthreads)")
         if marks != "packed" and on_cluster:
             raise PuzzleError("--marks bitmap is for a run by segments in one process: a cluster's workers send "
                               "their marks packed")
@@ -682,6 +685,9 @@ def _save_path(p: Puzzle, save: Path) -> Path:
     from .resources import free_disk, human
 
     path = tablebase_path(p) if str(save) == "cache" else save
+    if path.name.startswith(".") and path.name.endswith(".lock"):
+        raise PuzzleError(f"--save {str(path)!r} is named as puzzlespace's lock files are (removed as a write "
+                          "ends); choose another name")
     if path.is_dir():
         raise PuzzleError(f"--save {str(path)!r} is a directory; give a file name such as {str(path / 't.pstb')!r}")
     parent = path.parent

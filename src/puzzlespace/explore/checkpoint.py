@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import errno
 import json
+import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -31,6 +32,18 @@ from .tablebase import check_consistent
 
 FORMAT = "puzzlespace-checkpoint/3"
 MANIFEST = "manifest.json"
+#: The names of a run by segments' data files (see :mod:`.segments`): a segment's table
+#: or tablebase part in one of its two slots, or the marks sent to a segment in a pass.
+SEGMENT_FILE = re.compile(r"(seg|tb)-\d+-[01]\.bin|(sent|bits)-\d+-\d+\.bin")
+#: The names of the data files in a checkpoint directory: a one-process run's
+#: (``<role>-<depth>.bin``) and a run by segments'. Runs replace or remove only these;
+#: any other file in the directory is left alone.
+DATA_FILE = re.compile(r"(table|tablebase|pdb)-\d+\.bin|" + SEGMENT_FILE.pattern)
+
+
+def data_files(directory: Path) -> list[Path]:
+    """The checkpoint data files (:data:`DATA_FILE`) in ``directory`` (none if it is not one)."""
+    return [path for path in directory.glob("*.bin") if DATA_FILE.fullmatch(path.name)] if directory.is_dir() else []
 
 
 @dataclass
@@ -73,7 +86,7 @@ def save_layer(directory: Path, manifest: dict, arrays: dict[str, np.ndarray]) -
             if name not in kept:
                 (directory / name).unlink(missing_ok=True)
         raise
-    for old in directory.glob("*.bin"):
+    for old in data_files(directory):
         if old.name not in names.values():
             old.unlink()
 
@@ -92,9 +105,11 @@ def write_manifest(directory: Path, fields: dict) -> None:
 
 def peek_manifest(directory: Path) -> dict:
     """The manifest in ``directory`` as it is, unchecked, for a first look (which run it
-    is of): empty if there is none or it cannot be read."""
+    is of): empty if there is none or it cannot be read (not a plain file: a pipe would
+    never end)."""
+    path = directory / MANIFEST
     try:
-        manifest = json.loads((directory / MANIFEST).read_text(encoding="utf-8"))
+        manifest = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
     except (OSError, ValueError, RecursionError):
         return {}
     return manifest if isinstance(manifest, dict) else {}
@@ -119,7 +134,7 @@ def read_manifest(directory: Path, fix: str) -> dict:
     that ends with ``fix`` (what the user should do)."""
     path = directory / MANIFEST
     if not path.is_file():
-        raise PuzzleError(f"no checkpoint to resume in {str(directory)!r} (no {MANIFEST})")
+        raise PuzzleError(f"no checkpoint to resume in {str(directory)!r} (no {MANIFEST}): run it without --resume")
     try:
         if path.stat().st_size > MAX_HEADER:
             raise ValueError("too long")

@@ -76,9 +76,10 @@ from ..contracts import PuzzleRules as Puzzle
 from ..errors import PuzzleError
 from ..bits import layer_value, new_blocks, table_bytes
 from ..resources import human, peak_rss
+from . import checkpoint
 from .engine import ExploreResult, kernel_of, new_buffers
 from .packing import unpack_marks, write_block
-from .segments import (FILE_NAME, Segment, SegmentStore, crc_text, disk_needed, disk_room, empty_dir, file_errors,
+from .segments import (Segment, SegmentStore, crc_text, disk_needed, disk_room, empty_dir, file_crc, file_errors,
                        file_parts, first_tables, load_code, merge_sent, prepare, result_of, visit)
 
 #: Bytes of marks a segment that make the next pass take them in with chains of receive
@@ -335,12 +336,22 @@ def check_installed(client) -> None:
 def drop_orphaned_runs(client) -> int:
     """Drop from the workers the runs of clients that are gone (the segments a killed
     client's run held would otherwise stay in the workers' memory for as long as they
-    live); how many runs were dropped, over all workers. A run calls it as it starts
-    and as it ends."""
+    live), and from the scheduler the report topics no client hears any more; how many
+    runs were dropped, over all workers. A run calls it as it starts and as it ends."""
 
     def clients(dask_scheduler) -> list[str]:  # nested: sent by value, for a scheduler without puzzlespace
         return list(dask_scheduler.clients)
 
+    def drop_unheard(prefix: str, dask_scheduler) -> None:  # nested, as clients
+        # Dask keeps a topic's last events for as long as it runs and has no call that drops
+        # a topic: its broker's table is reached into where it is as this version has it.
+        topics = getattr(getattr(dask_scheduler, "_broker", None), "_topics", None)
+        if isinstance(topics, dict):  # a client gone (killed) stays a topic's subscriber: only those here count
+            heard = lambda t: set(getattr(t, "subscribers", [None])) & {*dask_scheduler.clients, None}  # noqa: E731
+            for name in [n for n, t in topics.items() if n.startswith(prefix) and not heard(t)]:
+                del topics[name]
+
+    client.run_on_scheduler(drop_unheard, _topic(""))
     return sum(client.run(_drop_orphans, client.run_on_scheduler(clients)).values())
 
 
@@ -389,9 +400,11 @@ def remote_cluster(address: str):
         failed = f"--scheduler {address!r} is not a scheduler's address such as tcp://HOST:8786 ({exc})"
     except (OSError, TimeoutError) as exc:
         failed = f"cannot reach the Dask scheduler at {address!r} ({exc}); is it running?"
-    except TypeError as exc:  # Dask's TLS connector without a certificate
-        failed = (f"cannot connect to {address!r} ({exc}): give Dask the client's TLS certificate and key "
-                  "(distributed.comm.tls.* in its configuration)")
+    except TypeError as exc:  # Dask's TLS connector without a certificate, or another it cannot set up
+        fix = (": give Dask the client's TLS certificate and key (distributed.comm.tls.* in its configuration)"
+               if address.startswith("tls://") else
+               ": Dask cannot connect this way here; give a tcp:// or tls:// address")
+        failed = f"cannot connect to {address!r} ({exc}){fix}"
     else:
         # Dask's own log lines on the way (a scheduler gone: its comms closed, its client giving
         # up reconnecting) are kept off stderr, as a cluster local_cluster starts keeps them: a
@@ -495,11 +508,12 @@ def explore_distributed(
     if not owners:
         raise PuzzleError("the Dask cluster has no workers; start some (see docs/scaling.md)")
     store = SegmentStore(out, keep_table)
-    with _cluster_kept(client, lambda: -1, out):
+    as_it_was = lambda: _left(out, None if resume else -1)  # noqa: E731 - nothing changed yet
+    with _cluster_kept(client, lambda: -1, as_it_was):
         check_installed(client)
         drop_orphaned_runs(client)
         local = out is not None and not _shared(client, owners, out)
-        on_disks = _segments_on_disks(client, owners, out) if local and resume else None
+        on_disks = _segments_on_disks(client, owners, out, checkpoint.peek_manifest(out)) if local and resume else None
         lines, tables = memory_lines(client), 2 if keep_table else 1
     owner = lambda segs: [_owner(s.k, owners, on_disks, out) for s in segs]  # noqa: E731
 
@@ -510,11 +524,11 @@ def explore_distributed(
 
     segs, identity, (depth, counts, before) = prepare(puzzle, index, segments or len(owners), out, resume, store,
                                                       force, check=check, disk=not local)
-    if local and not resume:
-        client.run(empty_dir, out, workers=sorted(set(owner(segs))))
-    run = _Run(client, uuid.uuid4().hex, owner(segs), out)
+    run = _Run(client, uuid.uuid4().hex, owner(segs), out, intact=depth - 1)
     try:
-        with file_errors(out, lambda: depth, None), _cluster_kept(client, lambda: depth, out):
+        with file_errors(out, lambda: depth, None), _cluster_kept(client, lambda: depth, run.left):
+            if local:
+                _claim_on_workers(client, run.token, sorted(run.workers), out, empty=not resume)
             run.open(puzzle, index.rank(puzzle.goal), segs, keep_table, store if resume else None, depth)
             if out is not None and not resume:
                 store.begin(0)
@@ -546,12 +560,13 @@ def explore_distributed(
 
 
 @contextmanager
-def _cluster_kept(client, depth: Callable[[], int], out: Path | None):
-    """A lost connection of the cluster's ends the run with one line saying what is left,
-    not as an error on the segment files: any OSError once the client has stopped
-    running (it has lost its scheduler: killed, its machine or the network gone), and a
-    connection of Dask's closed, reset or timed out while it runs (a worker gone in the
-    middle of a call). ``depth()``: the pass under way (-1: starting)."""
+def _cluster_kept(client, depth: Callable[[], int], left: Callable[[], str]):
+    """A lost connection of the cluster's ends the run with one line saying what is left
+    (``left()``, see :func:`_left`), not as an error on the segment files: any OSError
+    once the client has stopped running (it has lost its scheduler: killed, its machine
+    or the network gone), and a connection of Dask's closed, reset or timed out while it
+    runs (a worker gone in the middle of a call). ``depth()``: the pass under way (-1:
+    starting)."""
     try:
         yield
     except OSError as exc:
@@ -560,7 +575,7 @@ def _cluster_kept(client, depth: Callable[[], int], out: Path | None):
             raise
         what = "the Dask scheduler" if lost else "a connection of the Dask cluster"
         when = f"during layer {depth()}" if depth() >= 0 else "while starting"
-        raise PuzzleError(f"lost {what} {when} ({exc}); {_lost_message([], depth(), out)}") from None
+        raise PuzzleError(f"lost {what} {when} ({exc}); {_lost_message([], depth(), left())}") from None
 
 
 def _shared(client, workers: Sequence[str], out: Path) -> bool:
@@ -579,9 +594,42 @@ def _shared(client, workers: Sequence[str], out: Path) -> bool:
         probe.unlink()
 
 
-def _segments_on_disks(client, workers: Sequence[str], out: Path) -> dict[str, set[int]]:
-    """The segments whose table files each worker has in its own ``out``."""
-    return {w: set(got) for w, got in client.run(_segments_here, str(out), workers=list(workers)).items()}
+def _segments_on_disks(client, workers: Sequence[str], out: Path, manifest: dict) -> dict[str, set[int]]:
+    """The segments of the checkpoint ``manifest`` (as read: a resume checks it) whose
+    files it names each worker has in its own ``out``: all of them, and where several
+    workers have them (files of an earlier run left on another's disk), only those whose
+    files match the manifest's CRC-32s."""
+    segments, files = manifest.get("segments"), manifest.get("files")
+    if not isinstance(segments, list) or not isinstance(files, dict):
+        return {}
+    named: dict[int, dict[str, str]] = {k: {} for k in range(len(segments))}
+    for name, crc in files.items():
+        if checkpoint.SEGMENT_FILE.fullmatch(str(name)) and file_parts(name)[1] in named:
+            named[file_parts(name)[1]][name] = crc
+    held = {w: set(got) for w, got in client.run(_segments_here, str(out), list(named.items()),
+                                                 workers=list(workers)).items()}
+    for k, mine in named.items():
+        claims = [w for w in workers if k in held[w]]
+        if len(claims) > 1:
+            for w, intact in client.run(_files_intact, str(out), mine, workers=claims).items():
+                if not intact:
+                    held[w].discard(k)
+    return held
+
+
+def _claim_on_workers(client, token: str, workers: Sequence[str], out: Path, empty: bool) -> None:
+    """Hold ``out`` on each of ``workers`` (on its own disk) for the run ``token`` (see
+    :func:`_claim`), with ``empty`` made empty of checkpoint files; PuzzleError naming a
+    worker that cannot."""
+    for worker, done in client.run(_claim, token, client.id, str(out), empty, workers=workers,
+                                   on_error="return").items():
+        if isinstance(done, OSError):
+            raise PuzzleError(f"worker {worker} cannot make or empty {str(out)!r} on its disk "
+                              f"({done.strerror or done}); choose another --out")
+        if isinstance(done, PuzzleError):
+            raise PuzzleError(f"on worker {worker}, {done}")
+        if isinstance(done, BaseException):
+            raise done
 
 
 def _owner(k: int, workers: Sequence[str], held: dict[str, set[int]] | None, out: Path | None) -> str:
@@ -626,6 +674,7 @@ def _commit(store: SegmentStore, run: "_Run", depth: int, manifest: dict) -> Non
     store.next_files, store.carried, store.sizes = dict(run.files), dict(run.carried), dict(run.sizes)
     store.next_slot = {k: slot for role, k, slot in map(file_parts, run.files) if role == "seg"}
     store.commit(depth, manifest)
+    run.intact = max(depth, run.intact)
 
 
 @dataclass
@@ -637,6 +686,7 @@ class _Run:
     token: str
     owners: list[str]
     out: Path | None
+    intact: int = -1  # the last layer whose checkpoint is on disk (-1: none)
     files: dict[str, str] = field(default_factory=dict)
     carried: dict[int, int] = field(default_factory=dict)
     sizes: dict[int, int] = field(default_factory=dict)
@@ -649,7 +699,7 @@ class _Run:
     visits: list | None = None  # the visits of the last pass submitted
     ahead: list = field(default_factory=list)  # the visits of the next passes, submitted before this one is done
     sent: dict[int, int] = field(default_factory=dict)  # pass -> bytes of marks sent, until received
-    workers: set[str] = field(default_factory=set)
+    workers: set[str] = field(default_factory=set)  # the owners
     in_flight: list = field(default_factory=list)  # the tasks submitted and not done
     held: dict[str, list[int]] = field(default_factory=dict)  # worker -> the segments it owns
     reports: "_Reports" = field(default_factory=lambda: _Reports())
@@ -659,7 +709,12 @@ class _Run:
         for k, worker in enumerate(self.owners):
             self.held.setdefault(worker, []).append(k)
         self.next_worker = _ring(self.owners)
+        self.workers = set(self.owners)
         self.client.subscribe_topic(_topic(self.token), self.reports)
+
+    def left(self) -> str:
+        """What a failure leaves (see :func:`_left`)."""
+        return _left(self.out, self.intact)
 
     def submit(self, function, *args, worker: str, key: str, keep: bool = True):
         """Run ``function(*args)`` on ``worker`` and nowhere else (the segments are there);
@@ -674,7 +729,6 @@ class _Run:
              depth: int) -> None:
         """Make every segment on its owner, for pass ``depth`` next: its first tables (the
         goal's rank: ``goal``), or a resumed checkpoint's files."""
-        self.workers = set(self.owners)
         starts = np.array([s.lo for s in segs[1:]], dtype=np.int64)
         futures = []
         for s in segs:
@@ -874,7 +928,7 @@ class _Run:
     def _fail(self, future, depth: int):
         """Raise a failed task's error, a lost worker named first."""
         self._check_workers(depth)
-        _raise_remote(future, depth, self.out)
+        _raise_remote(future, depth, self.left())
 
     def _report_of(self, future, depth: int) -> dict:
         """A done visit's report, then let go of the visit (its result, marks for other
@@ -886,7 +940,7 @@ class _Run:
             self._check_workers(depth)
             if time.monotonic() > deadline:
                 raise PuzzleError(f"task {future.key!r} finished but its report never came; "
-                                  f"{_lost_message([], depth, self.out)}")
+                                  f"{_lost_message([], depth, self.left())}")
         future.release()
         return report
 
@@ -896,7 +950,7 @@ class _Run:
         seen = workers_seen(self.client)
         lost = sorted(self.workers - set(seen))
         if lost:
-            raise WorkerLost(_lost_message(lost, depth, self.out))
+            raise WorkerLost(_lost_message(lost, depth, self.left()))
         paused = sorted(w for w in self.workers if seen[w]["status"] == "paused")
         if not paused:
             self.paused_since = None
@@ -910,7 +964,7 @@ class _Run:
                                f"{f'during layer {depth}' if depth >= 0 else 'while starting'}, its memory past "
                                "Dask's pause line (a fraction of its limit; the segments a worker holds stay in "
                                f"it), and a paused worker starts no task; start the workers with {NO_PAUSE} (see "
-                               f"docs/scaling.md) or give them more memory; {_lost_message([], depth, self.out)}")
+                               f"docs/scaling.md) or give them more memory; {_lost_message([], depth, self.left())}")
 
     def release(self) -> None:
         """Let go of the run's tasks, so that those still to run are forgotten, and drop its
@@ -976,12 +1030,20 @@ class WorkerPaused(PuzzleError):
     Dask's pause line, so it would never start the run's next task."""
 
 
-def _lost_message(lost: list[str], depth: int, out: Path | None) -> str:
-    """What is left after losing workers ``lost`` (none named: the cause says which)
-    during pass ``depth`` (-1: while starting)."""
-    then = ("nothing was saved (with --out DIR a run keeps a checkpoint of every layer)" if out is None else
-            f"the checkpoint of layer {depth - 1} in {str(out)!r} is intact: continue with --resume" if depth > 0
+def _left(out: Path | None, intact: int | None) -> str:
+    """What is left of a run that fails, with ``intact`` the last layer whose checkpoint in
+    ``out`` is whole (-1: none; None: the checkpoint it resumes, as it was)."""
+    if out is None:
+        return "nothing was saved (with --out DIR a run keeps a checkpoint of every layer)"
+    if intact is None:
+        return f"the checkpoint in {str(out)!r} is as it was: continue with --resume"
+    return (f"the checkpoint of layer {intact} in {str(out)!r} is intact: continue with --resume" if intact >= 0
             else "run it again")
+
+
+def _lost_message(lost: list[str], depth: int, then: str) -> str:
+    """What to say after losing workers ``lost`` (none named: the cause says which)
+    during pass ``depth`` (-1: while starting), which leaves ``then`` (see :func:`_left`)."""
     if not lost:
         return then
     when = f"during layer {depth}" if depth >= 0 else "while starting"
@@ -989,17 +1051,17 @@ def _lost_message(lost: list[str], depth: int, out: Path | None) -> str:
             f"gone) and took its segments with it; {then}")
 
 
-def _raise_remote(future, depth: int, out: Path | None) -> None:
+def _raise_remote(future, depth: int, left: str) -> None:
     """Raise a failed task's error on the client: a PuzzleError as it is; a task
     cancelled, lost or whose worker was killed while running it as :class:`WorkerLost`."""
     if future.status != "error":  # cancelled or lost: its worker is gone
-        raise WorkerLost(f"task {future.key!r} was {future.status}; {_lost_message([], depth, out)}")
+        raise WorkerLost(f"task {future.key!r} was {future.status}; {_lost_message([], depth, left)}")
     exc = future.exception()
     if isinstance(exc, _distributed().KilledWorker):
-        raise WorkerLost(f"a worker died running {future.key!r}; {_lost_message([], depth, out)}") from None
+        raise WorkerLost(f"a worker died running {future.key!r}; {_lost_message([], depth, left)}") from None
     if isinstance(exc, MemoryError):
         raise PuzzleError(f"a worker ran out of memory running {future.key!r} ({exc}); use more workers or "
-                          f"segments, or workers with more memory; {_lost_message([], depth, out)}") from None
+                          f"segments, or workers with more memory; {_lost_message([], depth, left)}") from None
     raise exc
 
 
@@ -1043,6 +1105,9 @@ class _Held:
 #: Runs' state in this worker process, by run token (made under the lock: a worker with
 #: several threads may open several segments at once).
 _HELD: dict[str, _Held] = {}
+#: The directories on this worker's own disk that runs hold: real path -> (run token, the
+#: id of its Dask client).
+_CLAIMS: dict[str, tuple[str, str]] = {}
 _OPENING = threading.Lock()
 
 
@@ -1084,7 +1149,7 @@ class HeldStore(SegmentStore):
 
     def owns(self, name: str) -> bool:
         """Only the segment's own files (other segments' may share the directory)."""
-        return bool(FILE_NAME.fullmatch(name)) and file_parts(name)[1] == self.k
+        return bool(checkpoint.SEGMENT_FILE.fullmatch(name)) and file_parts(name)[1] == self.k
 
     def drop_unfinished(self, depth: int) -> None:
         """Nothing: an interrupted pass's marks files are never read (only those a
@@ -1296,11 +1361,36 @@ def _discard(token: str) -> None:
         store.discard()
 
 
-def _segments_here(out: str) -> list[int]:
-    """On a worker: the segments whose table files are in ``out`` (on its own disk)."""
-    path = Path(out)
-    names = [f.name for f in path.glob("seg-*.bin")] if path.is_dir() else []
-    return [file_parts(name)[1] for name in names if FILE_NAME.fullmatch(name)]
+def _claim(token: str, client: str, out: str, empty: bool) -> None:
+    """On a worker: hold the directory ``out`` on its own disk for the run ``token`` of the
+    Dask client ``client`` (its id) until the run is dropped from the worker; PuzzleError
+    if another run holds it (its files would be another's). With ``empty`` (a fresh run),
+    make it empty of checkpoint files: every worker of the run has done so before any
+    segment is made (workers of one machine may share the directory)."""
+    path = os.path.realpath(out)
+    with _OPENING:
+        holder = _CLAIMS.get(path, (token, client))
+        if holder[0] != token:
+            raise PuzzleError(f"another exploration keeps its segments in {out!r} there; choose another --out, or "
+                              "wait for it to end")
+        _CLAIMS[path] = holder
+    if empty:
+        empty_dir(Path(out))
+
+
+def _segments_here(out: str, named: list[tuple[int, dict[str, str]]]) -> list[int]:
+    """On a worker: the segments ``k`` of ``named`` ((k, its files)) whose files are all in
+    ``out`` (on its own disk)."""
+    return [k for k, files in named if all((Path(out) / name).is_file() for name in files)]
+
+
+def _files_intact(out: str, files: dict[str, str]) -> bool:
+    """On a worker: whether the ``files`` in ``out`` (name -> CRC-32 as a manifest gives
+    it) are all there and match their CRC-32s."""
+    try:
+        return all(file_crc(Path(out) / name) == crc for name, crc in files.items())
+    except OSError:
+        return False
 
 
 def _running(dask_worker) -> int:
@@ -1312,14 +1402,18 @@ def _drop_orphans(clients: list[str]) -> int:
     """On a worker: drop the runs of Dask clients not in ``clients`` (gone without letting
     go of them: killed, or their machine lost); how many. A task of theirs under way
     runs to its end (a thread cannot be stopped), then its memory goes too."""
-    orphans = [token for token, held in list(_HELD.items()) if held.client not in clients]
+    orphans = {token for token, held in list(_HELD.items()) if held.client not in clients}
+    orphans |= {token for token, client in list(_CLAIMS.values()) if client not in clients}
     for token in orphans:
         _release(token)
     return len(orphans)
 
 
 def _release(token: str) -> None:
-    """Drop a run's state from this worker."""
+    """Drop a run's state and the directory it holds from this worker."""
+    with _OPENING:
+        for path in [path for path, (holder, _) in _CLAIMS.items() if holder == token]:
+            del _CLAIMS[path]
     held = _HELD.pop(token, None)
     if held is not None:
         held.pool.shutdown(wait=False)

@@ -121,7 +121,7 @@ def plan(index: FrontierSpace, threads: int, with_checkpoints: bool, tables: int
     return Plan(memory=tables * table + buffers + (64 << 20), disk=2 * tables * table if with_checkpoints else 0)
 
 
-def check_resources(need: Plan, max_memory: int | None, out_dir: Path | None) -> None:
+def check_resources(need: Plan, max_memory: int | None, out_dir: Path | None, resume: bool = False) -> None:
     """Refuse, with what is needed, what is there and what to do, when a run cannot fit.
 
     ``max_memory`` bounds the whole process: what it holds already (the interpreter,
@@ -133,7 +133,8 @@ def check_resources(need: Plan, max_memory: int | None, out_dir: Path | None) ->
         raise PuzzleError(
             f"exploring needs about {human(current_rss() + need.memory)} of memory in all (the program itself "
             f"{human(current_rss())}, the run {human(need.memory)}), above --max-memory {human(max_memory)}; "
-            "with --out DIR the table goes to segment files there"
+            + ("the checkpoint was made with the whole table in memory and resumes so: raise --max-memory" if resume
+               else "with --out DIR the table goes to segment files there")
         )
     if need.memory > avail:
         raise PuzzleError(
@@ -141,8 +142,7 @@ def check_resources(need: Plan, max_memory: int | None, out_dir: Path | None) ->
             "free memory or run it on a larger machine"
         )
     if out_dir is not None:
-        free = free_disk(out_dir) + sum(f.stat().st_size for f in out_dir.glob("*.bin")) if out_dir.is_dir() \
-            else free_disk(out_dir)
+        free = free_disk(out_dir) + sum(f.stat().st_size for f in checkpoint.data_files(out_dir))
         if need.disk > free:
             raise PuzzleError(f"checkpoints need about {human(need.disk)} of disk in {str(out_dir)!r} but only "
                               f"{human(free)} is free; choose another --out")
@@ -368,7 +368,7 @@ def explore(
     index = puzzle.state_index()
     threads = threads or os.cpu_count() or 1
     out = Path(out_dir) if out_dir is not None else None
-    check_resources(plan(index, threads, out is not None, 2 if keep_table else 1), max_memory, out)
+    check_resources(plan(index, threads, out is not None, 2 if keep_table else 1), max_memory, out, resume)
     goal = list(puzzle.goal)
     size = index.size
     if resume:

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import errno
 import os
-import re
 import time
 import zlib
 from contextlib import contextmanager
@@ -94,13 +93,14 @@ def _check_disk(out: Path, size: int, tables: int, marks: str) -> None:
 def disk_room(out: Path) -> int:
     """Free bytes of the disk of ``out``, the segment files already there counted as free
     (a fresh run replaces them)."""
-    return free_disk(out) + (sum(f.stat().st_size for f in out.glob("*.bin")) if out.is_dir() else 0)
+    return free_disk(out) + sum(f.stat().st_size for f in checkpoint.data_files(out))
 
 
 def empty_dir(out: Path) -> None:
-    """Make ``out``, with no segment files in it (another process may remove them too)."""
+    """Make ``out``, with no checkpoint data files in it (another process may remove them
+    too); other files stay."""
     out.mkdir(parents=True, exist_ok=True)
-    for path in out.glob("*.bin"):
+    for path in checkpoint.data_files(out):
         path.unlink(missing_ok=True)
 
 
@@ -114,7 +114,8 @@ def file_errors(out: Path | None, depth: Callable[[], int], marks: str | None):
         yield
     except OSError as exc:
         last = depth() - 1
-        room = "free space"
+        room = ("free space" if exc.errno in (errno.ENOSPC, errno.EDQUOT) else "check the disk" if exc.errno
+                else "free space or check the disk")  # a short write (NumPy's) says no more
         if exc.errno == errno.ENOSPC and marks == "packed":
             room = "free space (or bound the marks between segments by a bit per state: --marks bitmap)"
         then = (f"the checkpoint of layer {last} is intact: {room} and continue with --resume" if last >= 0
@@ -204,10 +205,8 @@ class SegmentStore:
         if self.dir is None:
             return self.tables[(role, k)]
         name = f"{role}-{k}-{self.slot.get(k, 1)}.bin"
-        try:
-            data = np.fromfile(self.dir / name, dtype=np.uint8)
-        except FileNotFoundError:
-            data = np.empty(0, dtype=np.uint8)
+        path = self.dir / name  # a plain file: anything else (a pipe) is refused, not read
+        data = np.fromfile(path, dtype=np.uint8) if path.is_file() else np.empty(0, dtype=np.uint8)
         if len(data) != table_bytes(size) or (name in self.unchecked and _crc(data) != self.files[name]):
             raise PuzzleError(f"segment file {str(self.dir / name)!r} is missing, truncated or corrupt; "
                               f"{checkpoint.RERUN}")
@@ -267,7 +266,7 @@ class SegmentStore:
         corrupt = f"segment file {str(path)!r} is corrupt; {checkpoint.RERUN}"
         if not path.is_file():
             raise PuzzleError(f"segment file {str(path)!r} is missing; {checkpoint.RERUN}")
-        if name in self.unchecked and _file_crc(path) != self.files[name]:
+        if name in self.unchecked and file_crc(path) != self.files[name]:
             raise PuzzleError(corrupt)  # checked whole first: nothing damaged is ever decoded
         self.unchecked.discard(name)
         with open(path, "rb") as f:
@@ -339,12 +338,12 @@ class SegmentStore:
         """Drop the files that the last complete pass does not name (the next pass's, which
         found no state)."""
         if self.dir is not None:
-            for path in self.dir.glob("*.bin"):
+            for path in checkpoint.data_files(self.dir):
                 if self.owns(path.name) and path.name not in self.files:
                     path.unlink(missing_ok=True)
 
     def owns(self, name: str) -> bool:
-        """Whether the file ``name`` in the directory is this store's to remove: any."""
+        """Whether the checkpoint file ``name`` in the directory is this store's to remove: any."""
         return True
 
     def commit(self, depth: int, manifest: dict) -> None:
@@ -494,7 +493,7 @@ def write_blocks(f, table: np.ndarray, dirty: np.ndarray, step: int = (1 << BLOC
     return written
 
 
-def _file_crc(path: Path) -> str:
+def file_crc(path: Path) -> str:
     """The CRC-32 of a file's bytes, as the manifest names it, read a part at a time."""
     check = 0
     with open(path, "rb") as f:
@@ -559,11 +558,12 @@ def explore_segmented(
     store = SegmentStore(out, keep_table) if marks == "packed" else BitmapStore(out, keep_table, index.size)
     segs, identity, (depth, counts, before) = prepare(puzzle, index, segments, out, resume, store, force, marks)
     if not resume:
-        store.begin(0)
-        for s in segs:
-            first_tables(s, index.rank(puzzle.goal), store, keep_table)
-        if out is not None:
-            store.commit(-1, dict(identity, depth=-1, depth_counts=[], seconds=0.0, version=__version__))
+        with file_errors(out, lambda: depth, marks):
+            store.begin(0)
+            for s in segs:
+                first_tables(s, index.rank(puzzle.goal), store, keep_table)
+            if out is not None:
+                store.commit(-1, dict(identity, depth=-1, depth_counts=[], seconds=0.0, version=__version__))
     kernel = kernel_of(index)
     buffers = new_buffers(index, threads)
     starts = np.array([s.lo for s in segs[1:]], dtype=np.int64)
@@ -800,7 +800,9 @@ def _resumed_manifest(out: Path | None, run: dict) -> dict:
             if key == "tablebase":
                 raise PuzzleError(f"the checkpoint in {str(out)!r} was made without a tablebase; resume without "
                                   f"--save, or {fix}")
-            raise PuzzleError(f"checkpoint in {str(out)!r} is for {key} {manifest.get(key)!r}, not {want!r}; {fix}")
+            then = (f"resume it with that {key}, or choose another --out for this run" if key in ("puzzle", "goal")
+                    else fix)
+            raise PuzzleError(f"checkpoint in {str(out)!r} is for {key} {manifest.get(key)!r}, not {want!r}; {then}")
     return manifest
 
 
@@ -817,13 +819,9 @@ def _bounds(manifest: dict, out: Path, size: int, align: int) -> list[tuple[int,
     return [tuple(b) for b in bounds]
 
 
-#: The files of a checkpoint by segments: a segment's table or tablebase part in one of its
-#: two slots, or the marks sent to a segment in a pass.
-FILE_NAME = re.compile(r"(seg|tb)-\d+-[01]\.bin|(sent|bits)-\d+-\d+\.bin")
-
-
 def file_parts(name: str) -> tuple[str, int, int]:
-    """(role, segment, slot or pass) of a checkpoint file named as :data:`FILE_NAME` says:
+    """(role, segment, slot or pass) of a checkpoint file named as
+    :data:`~puzzlespace.explore.checkpoint.SEGMENT_FILE` says:
     ``seg-<k>-<slot>``, ``tb-<k>-<slot>``, ``sent-<pass>-<k>`` or ``bits-<pass>-<k>``."""
     role, a, b = name.removesuffix(".bin").split("-")
     return (role, int(b), int(a)) if role in ("sent", "bits") else (role, int(a), int(b))
@@ -843,7 +841,7 @@ def _resume(manifest: dict, out: Path, store: SegmentStore):
     if not isinstance(files, dict) or not all(isinstance(k, str) and "/" not in k and isinstance(v, str)
                                              for k, v in files.items()):
         raise PuzzleError(f"checkpoint in {str(out)!r} names no files; {fix}")
-    if not all(FILE_NAME.fullmatch(name) for name in files):
+    if not all(checkpoint.SEGMENT_FILE.fullmatch(name) for name in files):
         raise PuzzleError(f"checkpoint in {str(out)!r} names files it cannot have made; {fix}")
     store.files, store.unchecked = dict(files), set(files)
     for name in files:
