@@ -130,6 +130,27 @@ def test_a_damaged_or_foreign_checkpoint_is_refused(tmp_path):
     assert r.exit_code == 2 and "format 'puzzlespace-segments/1', not 'puzzlespace-segments/2'" in r.stderr, r.output
 
 
+def test_a_checkpoint_altered_with_its_checksums_made_again_is_not_blamed_on_the_program(tmp_path):
+    """A manifest edited and given a new checksum passes the checks of damage; where the
+    counts then fail the family's own count of positions, the resumed run says its
+    checkpoint is at fault, in one line, not that the program is."""
+    p = ps.load_puzzle("3x3")
+
+    def stop(depth, done, total, states):
+        if depth == 10:
+            raise _Stop
+
+    with pytest.raises(_Stop):
+        explore_segmented(p, segments=3, out_dir=tmp_path, progress=stop)
+    fields = json.loads((tmp_path / "manifest.json").read_text())
+    checkpoint.write_manifest(tmp_path, dict(fields, depth_counts=[*fields["depth_counts"][:-1],
+                                                                   fields["depth_counts"][-1] + 1]))
+    r = CliRunner().invoke(app, ["explore", "3x3", "--out", str(tmp_path), "--resume", "--json"])
+    assert r.exit_code == 2 and r.stderr.endswith("reachable: the checkpoint it resumed does not hold what its "
+                                                  "manifest says (altered, its checksums made again); start again "
+                                                  "with --force (without --resume)\n"), r.output
+
+
 def test_explore_out_of_core_from_the_command_line(tmp_path, monkeypatch):
     """A --max-memory below the in-memory table's needs, with --out: the table goes to
     segment files there (their number chosen to fit), the same answer and tablebase; the

@@ -556,7 +556,7 @@ def explore_distributed(
     finally:
         run.release()
     return result_of(puzzle, index, counts, found, found_total, antipode_limit, before + time.perf_counter() - t0,
-                     max(peak_rss(), run.peak_memory), run.threads, tablebase)
+                     max(peak_rss(), run.peak_memory), run.threads, tablebase, resume)
 
 
 @contextmanager

@@ -413,7 +413,7 @@ def explore(
                   done_before + time.perf_counter() - t0)
     layers.close()
     if stop_at_depth is None or depth < stop_at_depth:
-        check_all_reached(puzzle, counts)
+        check_all_reached(puzzle, counts, resume)
     found = np.empty(max(antipode_limit, 0), dtype=np.int64)
     written, total = collect_layer(table, 0, size, layer_value(depth), found)
     antipodes = [index.unrank(int(i)) for i in found[:written]]
@@ -425,14 +425,18 @@ def explore(
     )
 
 
-def check_all_reached(puzzle: Puzzle, counts: list[int]) -> None:
+def check_all_reached(puzzle: Puzzle, counts: list[int], resumed: bool = False) -> None:
     """Raise RuntimeError unless a complete exploration's layers (``counts``) hold as many
     positions as the family says its goal reaches (where it knows): a defect of the
-    engine, never a user's, and never a result to print."""
+    engine, never a user's, and never a result to print; PuzzleError for a ``resumed``
+    run, whose checkpoint may have been altered past what its checksums can see."""
     reachable = puzzle.reachable_count()
     if reachable is not None and sum(counts) != reachable:
-        raise RuntimeError(f"the exploration of {puzzle.spec} reached {sum(counts):,} positions, but "
-                           f"{reachable:,} are reachable from the goal: a defect in puzzlespace; please report it")
+        said = f"the exploration of {puzzle.spec} reached {sum(counts):,} positions, but {reachable:,} are reachable"
+        if resumed:
+            raise PuzzleError(f"{said}: the checkpoint it resumed does not hold what its manifest says (altered, its "
+                              f"checksums made again); {checkpoint.RERUN}")
+        raise RuntimeError(f"{said} from the goal: a defect in puzzlespace; please report it")
 
 
 def run_layers(index: FrontierSpace, table, depth: int, threads: int, progress=None,

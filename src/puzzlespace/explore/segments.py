@@ -590,14 +590,15 @@ def explore_segmented(
     parts = lambda: (store.load("tb", s.k, s.hi - s.lo) for s in segs)  # noqa: E731
     tablebase = None if not keep_table else parts if out is not None else np.concatenate(list(parts()))
     return result_of(puzzle, index, counts, found, found_total, antipode_limit, before + time.perf_counter() - t0,
-                     peak_rss(), threads, tablebase)
+                     peak_rss(), threads, tablebase, resume)
 
 
 def result_of(puzzle: Puzzle, index, counts: list[int], found: list[int], found_total: int, antipode_limit: int,
-              seconds: float, peak_memory: int, threads: int, tablebase) -> ExploreResult:
-    """The result of a run by segments whose last layer was ``len(counts) - 1``, with the
-    ranks ``found`` of its first antipodes."""
-    check_all_reached(puzzle, counts)
+              seconds: float, peak_memory: int, threads: int, tablebase, resumed: bool) -> ExploreResult:
+    """The result of a run by segments (``resumed`` or not, see
+    :func:`~puzzlespace.explore.engine.check_all_reached`) whose last layer was
+    ``len(counts) - 1``, with the ranks ``found`` of its first antipodes."""
+    check_all_reached(puzzle, counts, resumed)
     return ExploreResult(
         puzzle=puzzle.spec, goal=puzzle.goal, states=sum(counts), max_depth=len(counts) - 1, depth_counts=counts,
         antipode_count=int(found_total), antipodes=[index.unrank(int(r)) for r in found[:max(antipode_limit, 0)]],
