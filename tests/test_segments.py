@@ -104,7 +104,8 @@ def test_an_interrupted_run_resumes_to_the_same_result(tmp_path, monkeypatch, st
     assert_same(resumed, reference("3x3"))
 
 
-def test_a_damaged_or_foreign_checkpoint_is_refused(tmp_path):
+def _stopped_at_layer_10(out: Path):
+    """3x3 explored in 3 segments in ``out``, stopped in pass 10; the puzzle."""
     p = ps.load_puzzle("3x3")
 
     def stop(depth, done, total, states):
@@ -112,7 +113,12 @@ def test_a_damaged_or_foreign_checkpoint_is_refused(tmp_path):
             raise _Stop
 
     with pytest.raises(_Stop):
-        explore_segmented(p, segments=3, out_dir=tmp_path, progress=stop)
+        explore_segmented(p, segments=3, out_dir=out, progress=stop)
+    return p
+
+
+def test_a_damaged_or_foreign_checkpoint_is_refused(tmp_path):
+    p = _stopped_at_layer_10(tmp_path)
     with pytest.raises(PuzzleError, match="is for puzzle 'sliding:3x3', not 'sliding:4x2'; resume it with that "
                                           "puzzle, or choose another --out for this run$"):
         explore_segmented(ps.load_puzzle("4x2"), segments=3, out_dir=tmp_path, resume=True)
@@ -134,14 +140,7 @@ def test_a_checkpoint_altered_with_its_checksums_made_again_is_not_blamed_on_the
     """A manifest edited and given a new checksum passes the checks of damage; where the
     counts then fail the family's own count of positions, the resumed run says its
     checkpoint is at fault, in one line, not that the program is."""
-    p = ps.load_puzzle("3x3")
-
-    def stop(depth, done, total, states):
-        if depth == 10:
-            raise _Stop
-
-    with pytest.raises(_Stop):
-        explore_segmented(p, segments=3, out_dir=tmp_path, progress=stop)
+    _stopped_at_layer_10(tmp_path)
     fields = json.loads((tmp_path / "manifest.json").read_text())
     checkpoint.write_manifest(tmp_path, dict(fields, depth_counts=[*fields["depth_counts"][:-1],
                                                                    fields["depth_counts"][-1] + 1]))
