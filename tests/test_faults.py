@@ -229,7 +229,7 @@ def test_a_checkpoint_without_room_is_not_begun(tmp_path, monkeypatch):
 
     def scarce(path):
         calls[0] += 1
-        return real(path) if calls[0] <= 5 else 1000
+        return real(path) if calls[0] <= 6 else 1000  # the run's check of room, then layers 0-4
 
     monkeypatch.setattr(checkpoint, "free_disk", scarce)
     out = tmp_path / "ck"

@@ -465,7 +465,7 @@ def test_a_bitmap_of_marks_counts_in_the_memory_and_the_disk_needed(tmp_path, mo
     assert segments.segments_to_fit(big, 2, 1, 1 << 30) == 2
     assert segments.segments_to_fit(big, 2, 1, 1 << 30, "bitmap") >= 8  # 2 without the bitmap counted
     tables = 2 * segments.table_bytes(big.size)
-    monkeypatch.setattr(segments, "free_disk", lambda path: tables + 4 * segments.SENT_BUFFER * 8 + 1)
+    monkeypatch.setattr(segments.checkpoint, "free_disk", lambda path: tables + 4 * segments.SENT_BUFFER * 8 + 1)
     segments._check_disk(tmp_path, big.size, 1, "packed")
     with pytest.raises(PuzzleError, match="the segment files need about"):
         segments._check_disk(tmp_path, big.size, 1, "bitmap")

@@ -746,8 +746,8 @@ def _print_exploration(p: Puzzle, r) -> None:
         table.add_row(str(d), f"{c:,}")
     out.print(table)
     out.print(f"states: {r.states:,}   God's number: {r.max_depth}   antipodes: {r.antipode_count:,}", markup=False)
-    out.print(f"time: {r.seconds:.2f} s on {r.threads} thread{'s' if r.threads != 1 else ''}   peak memory: {r.peak_memory_bytes / 2**20:.0f} MiB",
-              markup=False)
+    threads = f"{r.threads} thread{'s' if r.threads != 1 else ''}"
+    out.print(f"time: {r.seconds:.2f} s on {threads}   peak memory: {r.peak_memory_bytes / 2**20:.0f} MiB", markup=False)
     if r.antipodes:
         shown = r.antipodes
         out.print(f"antipodes ({len(shown)} of {r.antipode_count:,}):", markup=False)

@@ -46,6 +46,12 @@ def data_files(directory: Path) -> list[Path]:
     return [path for path in directory.glob("*.bin") if DATA_FILE.fullmatch(path.name)] if directory.is_dir() else []
 
 
+def disk_room(directory: Path) -> int:
+    """Free bytes of the disk of ``directory``, the checkpoint data files already there
+    counted as free (a fresh run replaces them)."""
+    return free_disk(directory) + sum(path.stat().st_size for path in data_files(directory))
+
+
 @dataclass
 class Manifest:
     """What an exploration's checkpoint holds; ``depth`` is the last complete layer (its states form the frontier)."""

@@ -79,7 +79,7 @@ from ..resources import human, peak_rss
 from . import checkpoint
 from .engine import ExploreResult, kernel_of, new_buffers
 from .packing import unpack_marks, write_block
-from .segments import (Segment, SegmentStore, crc_text, disk_needed, disk_room, empty_dir, file_crc, file_errors,
+from .segments import (Segment, SegmentStore, crc_text, disk_needed, empty_dir, file_crc, file_errors,
                        file_parts, first_tables, load_code, merge_sent, prepare, result_of, visit)
 
 #: Bytes of marks a segment that make the next pass take them in with chains of receive
@@ -661,7 +661,7 @@ def _check_disks(client, segs: Sequence[Segment], owners: Sequence[str], out: Pa
     for s in segs:
         need[owners[s.k]] = need.get(owners[s.k], 0) + s.hi - s.lo
     need = {w: disk_needed(size, tables) for w, size in need.items()}
-    for worker, free in client.run(disk_room, out, workers=sorted(need)).items():
+    for worker, free in client.run(checkpoint.disk_room, out, workers=sorted(need)).items():
         if free < need[worker]:
             raise PuzzleError(f"worker {worker}'s segment files need about {human(need[worker])} of disk in "
                               f"{str(out)!r} but only {human(free)} is free there; choose another --out, or use "
@@ -699,7 +699,7 @@ class _Run:
     visits: list | None = None  # the visits of the last pass submitted
     ahead: list = field(default_factory=list)  # the visits of the next passes, submitted before this one is done
     sent: dict[int, int] = field(default_factory=dict)  # pass -> bytes of marks sent, until received
-    workers: set[str] = field(default_factory=set)  # the owners
+    workers: set[str] = field(init=False)  # the owners
     in_flight: list = field(default_factory=list)  # the tasks submitted and not done
     held: dict[str, list[int]] = field(default_factory=dict)  # worker -> the segments it owns
     reports: "_Reports" = field(default_factory=lambda: _Reports())

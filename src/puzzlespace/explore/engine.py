@@ -35,7 +35,7 @@ from numba.core import types
 from ..errors import PuzzleError
 from ..contracts import FrontierSpace, PuzzleRules as Puzzle, State
 from . import checkpoint
-from ..resources import available_memory, current_rss, free_disk, human, peak_rss
+from ..resources import available_memory, current_rss, human, peak_rss
 from ..bits import (BLOCK_BITS, BLOCK_WORD_BITS, BLOCK_WORDS, close_and_step, close_layer, collect_layer, copy_layer,
                     layer_value, lowest_bit, match_word, merge_marks, new_blocks, new_table, pattern, popcount, set2,
                     table_bytes)
@@ -142,7 +142,7 @@ def check_resources(need: Plan, max_memory: int | None, out_dir: Path | None, re
             "free memory or run it on a larger machine"
         )
     if out_dir is not None:
-        free = free_disk(out_dir) + sum(f.stat().st_size for f in checkpoint.data_files(out_dir))
+        free = checkpoint.disk_room(out_dir)
         if need.disk > free:
             raise PuzzleError(f"checkpoints need about {human(need.disk)} of disk in {str(out_dir)!r} but only "
                               f"{human(free)} is free; choose another --out")

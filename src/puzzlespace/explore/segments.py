@@ -52,7 +52,7 @@ from ..bits import (BLOCK_BITS, MERGE_PREFETCH, close_and_step, close_layer, cop
                     layer_value, mark_state, merge_marks, new_blocks, new_table, prefetch, set2, table_bytes)
 from ..contracts import PuzzleRules as Puzzle
 from ..errors import PuzzleError
-from ..resources import current_rss, free_disk, human, peak_rss
+from ..resources import current_rss, human, peak_rss
 from . import checkpoint
 from .engine import (ExploreResult, buffer_sizes, check_all_reached, chunk_spans, expand_chunks, kernel_of, load_walk,
                      new_buffers, refuse_to_replace_checkpoint)
@@ -84,16 +84,10 @@ def _check_disk(out: Path, size: int, tables: int, marks: str) -> None:
     """Refuse a run whose segment files (:func:`disk_needed`) would not fit the disk of
     ``out``; files there already count as free."""
     need = disk_needed(size, tables, marks)
-    free = disk_room(out)
+    free = checkpoint.disk_room(out)
     if need > free:
         raise PuzzleError(f"the segment files need about {human(need)} of disk in {str(out)!r} but only {human(free)} "
                           "is free; choose another --out")
-
-
-def disk_room(out: Path) -> int:
-    """Free bytes of the disk of ``out``, the segment files already there counted as free
-    (a fresh run replaces them)."""
-    return free_disk(out) + sum(f.stat().st_size for f in checkpoint.data_files(out))
 
 
 def empty_dir(out: Path) -> None:
