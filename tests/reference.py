@@ -110,3 +110,13 @@ def tracked_walk_length_reference(width: int, height: int, free: Sequence[bool],
                     seen[nxt] = seen[state] + 1
                     queue.append(nxt)
     return -1
+
+
+def value_counts_reference(table: np.ndarray, size: int) -> list[int]:
+    """:func:`puzzlespace.bits.value_counts` entry by entry: each byte's four entries."""
+    counts = [0, 0, 0, 0]
+    for byte in table.tolist():
+        for k in range(4):
+            counts[(byte >> (2 * k)) & 3] += 1
+    counts[3] -= 4 * len(table) - size
+    return counts

@@ -61,3 +61,17 @@ def test_first_in_layer_skips_blocks_without_the_layer():
     assert list(out[:tb2.first_in_layer(table, 0, size, 1, blocks, out)]) == states
     blocks[1] = 0  # the flags say block 1 holds none: it is not read
     assert list(out[:tb2.first_in_layer(table, 0, size, 1, blocks, out)]) == [states[0], states[2]]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 300), st.integers(0, 9), st.integers(0, 2**32 - 1))
+def test_value_counts_match_entry_by_entry(nbytes, offset, seed):
+    """A word at a time (with any start and a partial last word) against each entry."""
+    from puzzlespace.bits import value_counts
+    from reference import value_counts_reference
+
+    rng = np.random.default_rng(seed)
+    table = rng.integers(0, 256, nbytes + offset, dtype=np.uint8)[offset:]
+    table[-1:] |= 0xC0  # the last entry past the size: 3, as value_counts asks
+    size = 4 * nbytes - 1 if nbytes else 0
+    assert value_counts(table, size) == value_counts_reference(table, size)

@@ -22,8 +22,9 @@ from click.testing import CliRunner
 import puzzlespace as ps
 from puzzlespace.cli import app
 from puzzlespace.errors import PuzzleError
+from puzzlespace.explore import checkpoint
 from puzzlespace.explore.cluster import WorkerLost, explore_distributed, local_cluster
-from puzzlespace.explore.segments import FORMAT, explore_segmented, file_parts
+from puzzlespace.explore.segments import FORMAT, explore_segmented, file_crc, file_parts
 from puzzlespace.resources import available_memory
 
 from test_segments import EXAMPLES, assert_same, reference
@@ -299,6 +300,11 @@ def test_a_damaged_segment_file_is_refused_on_resume(client, tmp_path):
     seg.write_bytes(bytes(data))
     with pytest.raises(PuzzleError, match="corrupt"):
         explore_distributed(ps.load_puzzle("3x3"), client, workers=workers(client, 2), out_dir=tmp_path, resume=True)
+    fields = json.loads((tmp_path / "manifest.json").read_text())
+    files = dict(fields["files"], **{seg.name: file_crc(seg)})  # the checksum made again
+    checkpoint.write_manifest(tmp_path, dict({k: v for k, v in fields.items() if k != "checksum"}, files=files))
+    with pytest.raises(PuzzleError, match="its segment tables do not hold the states its manifest says"):
+        explore_distributed(ps.load_puzzle("3x3"), client, workers=workers(client, 2), out_dir=tmp_path, resume=True)
 
 
 def test_a_killed_worker_stops_the_run_and_resume_finishes_it(tmp_path, monkeypatch):
@@ -445,6 +451,25 @@ def test_cli_cluster_errors(args, message):
     assert result.exit_code == 2
     assert message in result.stderr and "Traceback" not in result.output
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_a_gathered_tablebase_comes_out_of_the_workers_share(tmp_path):
+    """--workers with --max-memory and --save without --out: this process gathers the
+    tablebase at the end, so the workers share what is left; refused, before any worker
+    starts, where that leaves them too little."""
+    from puzzlespace.bits import table_bytes
+    from puzzlespace.explore.cluster import WORKER_OVERHEAD, worker_memory
+
+    size = ps.load_puzzle("6x2").state_index().size
+    assert worker_memory(700 << 20, 2, size, False) == 350 << 20 > WORKER_OVERHEAD
+    assert worker_memory(1 << 30, 2, size, True) == ((1 << 30) - table_bytes(size)) // 2
+    with pytest.raises(PuzzleError, match="leaves the workers too little"):
+        worker_memory(700 << 20, 2, size, True)
+    result = run_cli(["explore", "6x2", "--workers", "2", "--max-memory", "700M", "--save", str(tmp_path / "t.tb")])
+    assert result.exit_code == 2 and result.stderr == (
+        "error: --save without --out gathers the tablebase (57.1 MiB) in this process, out of --max-memory 700.0 "
+        "MiB, which leaves the workers too little; raise it, or give --out DIR (the tablebase is then written a "
+        "segment at a time)\n"), result.output
 
 
 @contextlib.contextmanager
@@ -955,7 +980,27 @@ def test_a_workers_directory_is_held_by_one_run_at_a_time(tmp_path):
     cluster._claim("B", "client-b", out, True)
     assert not (tmp_path / "ck" / "seg-0-0.bin").exists()
     cluster._release("B")
-    assert not cluster._CLAIMS
+    assert not cluster._CLAIMS and not list((tmp_path / "ck").glob(".claim*"))
+
+    # Another process of this machine (another cluster's worker) holding it for its run:
+    # refused here too, but not for the same run; once that process is killed, free.
+    other = subprocess.Popen([sys.executable, "-c", "import sys; from puzzlespace.explore import cluster; "
+                              f"cluster._claim('D', 'client-d', {out!r}, False); print('held', flush=True); "
+                              "sys.stdin.read()"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert other.stdout.readline() == "held\n"
+        with pytest.raises(PuzzleError, match="another exploration keeps its segments in .* there"):
+            cluster._claim("E", "client-e", out, True)
+        assert not cluster._CLAIMS
+        cluster._claim("D", "client-d", out, False)
+        cluster._release("D")
+        assert (tmp_path / "ck" / ".claim-D").exists()  # the other process holds it still
+    finally:
+        other.kill()
+        other.wait()
+    cluster._claim("E", "client-e", out, True)
+    assert [p.name for p in (tmp_path / "ck").glob(".claim*")] == [".claim-E"]
+    cluster._release("E")
 
     class Client:
         id = "client-c"

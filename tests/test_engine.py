@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 import puzzlespace as ps
 from puzzlespace.cli import app
+from puzzlespace.errors import PuzzleError
 from puzzlespace.explore import explore
 from puzzlespace.families import GraphPuzzle
 from puzzlespace.search.bfs import depth_counts
@@ -184,3 +185,5 @@ def test_a_complete_exploration_must_reach_what_the_family_counts(name):
     check_all_reached(p, counts)
     with pytest.raises(RuntimeError, match="a defect in puzzlespace"):
         check_all_reached(p, counts[:-1])
+    with pytest.raises(PuzzleError, match="the checkpoint it resumed does not hold what its manifest says"):
+        check_all_reached(p, counts[:-1], resumed=True)

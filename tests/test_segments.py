@@ -2,6 +2,7 @@
 tablebase bytes, whatever the number of segments and threads, in memory or in files."""
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +16,7 @@ from hypothesis import strategies as st
 import puzzlespace as ps
 from puzzlespace.cli import app
 from puzzlespace.errors import PuzzleError
-from puzzlespace.explore import checkpoint
+from puzzlespace.explore import checkpoint, segments
 from puzzlespace.explore.engine import explore
 from puzzlespace.explore.packing import pack_marks, write_block
 from puzzlespace.explore.segments import BitmapStore, explore_segmented
@@ -104,8 +105,9 @@ def test_an_interrupted_run_resumes_to_the_same_result(tmp_path, monkeypatch, st
     assert_same(resumed, reference("3x3"))
 
 
-def _stopped_at_layer_10(out: Path):
-    """3x3 explored in 3 segments in ``out``, stopped in pass 10; the puzzle."""
+def _stopped_at_layer_10(out: Path, keep_table: bool = False):
+    """3x3 explored in 3 segments in ``out`` (with its tablebase: ``keep_table``), stopped
+    in pass 10; the puzzle."""
     p = ps.load_puzzle("3x3")
 
     def stop(depth, done, total, states):
@@ -113,7 +115,7 @@ def _stopped_at_layer_10(out: Path):
             raise _Stop
 
     with pytest.raises(_Stop):
-        explore_segmented(p, segments=3, out_dir=out, progress=stop)
+        explore_segmented(p, segments=3, out_dir=out, progress=stop, keep_table=keep_table)
     return p
 
 
@@ -136,18 +138,49 @@ def test_a_damaged_or_foreign_checkpoint_is_refused(tmp_path):
     assert r.exit_code == 2 and "format 'puzzlespace-segments/1', not 'puzzlespace-segments/2'" in r.stderr, r.output
 
 
-def test_a_checkpoint_altered_with_its_checksums_made_again_is_not_blamed_on_the_program(tmp_path):
-    """A manifest edited and given a new checksum passes the checks of damage; where the
-    counts then fail the family's own count of positions, the resumed run says its
-    checkpoint is at fault, in one line, not that the program is."""
-    _stopped_at_layer_10(tmp_path)
-    fields = json.loads((tmp_path / "manifest.json").read_text())
-    checkpoint.write_manifest(tmp_path, dict(fields, depth_counts=[*fields["depth_counts"][:-1],
-                                                                   fields["depth_counts"][-1] + 1]))
-    r = CliRunner().invoke(app, ["explore", "3x3", "--out", str(tmp_path), "--resume", "--json"])
-    assert r.exit_code == 2 and r.stderr.endswith("reachable: the checkpoint it resumed does not hold what its "
-                                                  "manifest says (altered, its checksums made again); start again "
-                                                  "with --force (without --resume)\n"), r.output
+@pytest.mark.parametrize("keep_table", [False, True])
+def test_a_checkpoint_altered_with_its_checksums_made_again_is_refused_as_it_is_resumed(tmp_path, keep_table):
+    """A manifest or segment file edited, its checksums made again, passes the checks of
+    damage; the resumed run counts the segment tables (and tablebase parts) against the
+    manifest and refuses it in one line before a pass."""
+    def resumed_after(edit) -> str:
+        out = tmp_path / f"{edit.__name__}-{keep_table}"
+        _stopped_at_layer_10(out, keep_table)
+        fields = json.loads((out / "manifest.json").read_text())
+        checkpoint.write_manifest(out, edit(out, {k: v for k, v in fields.items() if k != "checksum"}))
+        args = ["explore", "3x3", "--out", str(out), "--resume", "--json"] + (["--save", str(out / "t.tb")]
+                                                                           if keep_table else [])
+        r = CliRunner().invoke(app, args)
+        assert r.exit_code == 2, r.output
+        return r.stderr
+
+    def edit_file(out, fields, role):
+        name = max(n for n in fields["files"] if n.startswith(f"{role}-1-"))
+        raw = bytearray((out / name).read_bytes())
+        raw[100] ^= 3  # a state's value changed: 0 and 3, or 1 and 2, swapped
+        (out / name).write_bytes(bytes(raw))
+        return dict(fields, files=dict(fields["files"], **{name: segments.file_crc(out / name)}))
+
+    def last_count(out, fields):
+        return dict(fields, depth_counts=[*fields["depth_counts"][:-1], fields["depth_counts"][-1] + 1])
+
+    def a_size(out, fields):
+        return dict(fields, sizes=dict(fields["sizes"], **{"1": fields["sizes"]["1"] + 1}))
+
+    def a_carried_count(out, fields):
+        return dict(fields, carried=dict(fields["carried"], **{"0": fields["carried"].get("0", 0) + 1}))
+
+    def a_table(out, fields):
+        return edit_file(out, fields, "seg")
+
+    def a_tablebase_part(out, fields):
+        return edit_file(out, fields, "tb")
+
+    edits = [last_count, a_size, a_carried_count, a_table] + ([a_tablebase_part] if keep_table else [])
+    for edit in edits:
+        said = resumed_after(edit)
+        assert said.endswith("is corrupt (its segment tables do not hold the states its manifest says); start "
+                             "again with --force (without --resume)\n"), (edit.__name__, said)
 
 
 def test_explore_out_of_core_from_the_command_line(tmp_path, monkeypatch):
@@ -168,7 +201,9 @@ def test_explore_out_of_core_from_the_command_line(tmp_path, monkeypatch):
     got = json.loads(r.stdout)
     ref = reference("jump:9")
     assert got["depth_counts"] == ref.depth_counts and got["antipode_count"] == ref.antipode_count
-    assert "segments, one in memory at a time" in r.stderr and len(list(out.glob("seg-*.bin"))) > 1
+    assert re.fullmatch(r"jump:9:1,2 does not fit --max-memory 111\.0 MiB: in memory it takes about 1\d\d\.\d MiB, its "
+                        r"table 1\.7 MiB; exploring in \d+ segments, one in memory at a time, the others in .*\n"
+                        r"tablebase written to .*\n", r.stderr) and len(list(out.glob("seg-*.bin"))) > 1, r.stderr
     from puzzlespace.explore import tablebase
 
     assert np.array_equal(tablebase.load(saved, ps.load_puzzle("jump:9")).table, ref.table[:len(ref.table)])
@@ -176,6 +211,10 @@ def test_explore_out_of_core_from_the_command_line(tmp_path, monkeypatch):
     assert r.exit_code == 0 and json.loads(r.stdout)["depth_counts"] == ref.depth_counts, r.output
     r = runner.invoke(app, ["explore", "jump:9", "--max-memory", "111M", "--threads", "2", "--json"])
     assert r.exit_code == 2 and "with --out DIR the table goes to segment files" in r.stderr
+    r = runner.invoke(app, ["explore", "jump:9", "--out", str(tmp_path / "ck2"), "--max-memory", "60M", "--json"])
+    assert r.exit_code == 2 and re.fullmatch(  # no number of segments would fit: the program alone does not
+        r"error: --max-memory 60\.0 MiB is too little for jump:9:1,2: in memory it takes about .* MiB, its table "
+        r"885\.9 KiB, and in segments the program and its buffers alone take about .* MiB; raise it\n", r.stderr)
 
 
 def test_explore_in_segments_asked_for(tmp_path):
@@ -347,6 +386,33 @@ def test_segments_asked_for_must_fit_the_memory(tmp_path, monkeypatch):
     r = CliRunner().invoke(app, ["explore", "jump:9", "--segments", "1", "--out", str(tmp_path / "ck"),
                                  "--max-memory", "111M", "--threads", "2"])
     assert r.exit_code == 2 and "needs 2 segments or more, not 1" in r.stderr, r.output
+
+
+def test_a_resumed_checkpoint_by_segments_must_fit_the_memory(tmp_path, monkeypatch):
+    """A resumed run keeps its checkpoint's segments: under a --max-memory they do not
+    fit it is refused before it starts, saying so; with room it finishes as the engine."""
+    from puzzlespace import resources
+    from puzzlespace.explore import engine
+
+    for module in (resources, engine, segments):
+        monkeypatch.setattr(module, "current_rss", lambda: 50 << 20)
+
+    def stop(depth, done, total, states):
+        if depth == 5:
+            raise _Stop
+
+    for kept in (1, 2):
+        out = tmp_path / str(kept)
+        with pytest.raises(_Stop):
+            explore_segmented(ps.load_puzzle("jump:9"), segments=kept, threads=2, out_dir=out, progress=stop)
+        args = ["explore", "jump:9", "--out", str(out), "--resume", "--threads", "2", "--json", "--max-memory"]
+        r = CliRunner().invoke(app, args + ["111M"])
+        if kept == 1:
+            assert r.exit_code == 2 and re.fullmatch(
+                r"error: the checkpoint in .* is in segments of up to 885\.9 KiB \(a resumed run keeps them\): "
+                r"resuming it takes about .* MiB, more than --max-memory 111\.0 MiB; raise it\n", r.stderr), r.output
+            r = CliRunner().invoke(app, args + ["1G"])
+        assert r.exit_code == 0 and json.loads(r.stdout)["depth_counts"] == reference("jump:9").depth_counts, r.output
 
 
 @pytest.mark.parametrize("name", ["5x2", "flip:5x5"])

@@ -64,13 +64,14 @@ def new_table(size: int) -> np.ndarray:
 
 def value_counts(table: np.ndarray, size: int) -> list[int]:
     """How many of the first ``size`` entries of ``table`` hold 0, 1, 2 and 3 (entries past
-    ``size`` must hold 3, as in :func:`new_table`)."""
-    per_byte = np.array([[sum(((b >> (2 * k)) & 3) == v for k in range(4)) for v in range(4)] for b in range(256)],
-                        dtype=np.int64)
-    counts = np.zeros(4, dtype=np.int64)
-    step = 1 << 24
-    for lo in range(0, len(table), step):
-        counts += np.bincount(table[lo : lo + step], minlength=256) @ per_byte
+    ``size`` must hold 3, as in :func:`new_table`). A word of 32 entries at a time, a
+    byte at a time past the last whole word."""
+    whole = len(table) // 8 * 8
+    ones, twos, threes = _word_value_counts(table[:whole].view(np.uint64))
+    counts = [4 * whole - ones - twos - threes, ones, twos, threes]
+    for byte in table[whole:].tolist():
+        for k in range(4):
+            counts[(byte >> (2 * k)) & 3] += 1
     counts[3] -= 4 * len(table) - size
     return [int(c) for c in counts]
 
@@ -118,6 +119,21 @@ def prefetch(typingctx, array, index):
 def popcount(x):
     """Number of set bits of a uint64."""
     return np.int64(_ctpop(x))
+
+
+@nb.njit(cache=True, nogil=True)
+def _word_value_counts(words):
+    """How many of the 2-bit entries of ``words`` (32 a uint64) hold 1, 2 and 3."""
+    low = np.uint64(0x5555555555555555)
+    ones = twos = threes = 0
+    for word in words:
+        lo = word & low
+        hi = (word >> np.uint64(1)) & low
+        both = lo & hi
+        threes += popcount(both)
+        ones += popcount(lo ^ both)
+        twos += popcount(hi ^ both)
+    return ones, twos, threes
 
 
 @nb.njit(cache=True, nogil=True, inline="always")

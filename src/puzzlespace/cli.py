@@ -617,30 +617,42 @@ def _saying_first(note: Optional[str], report):
 def _segments(p: Puzzle, out_dir: Optional[Path], resume: bool, threads: Optional[int], limit: Optional[int],
               tablebase: bool, asked: Optional[int], marks: str) -> int:
     """How many segments an exploration runs in: 0 (the whole table in memory) unless it
-    resumes a checkpoint made by segments (-1: its segments), ``asked`` for (they must fit
+    resumes a checkpoint made by segments (-1: its segments, which must fit
+    ``--max-memory``), ``asked`` for (they must fit
     ``--max-memory`` with the ``marks`` kept as they say), or the table does not fit
     ``--max-memory`` and ``--out`` can hold the segments (said on stderr)."""
     from .explore import engine
-    from .explore.segments import checkpoint_is_segmented, segments_to_fit
+    from .bits import table_bytes
+    from .explore.segments import check_resumed_memory, checkpoint_is_segmented, memory_needed, segments_to_fit
     from .resources import current_rss, human
 
     if out_dir is None:
         return 0
-    if resume:
-        return -1 if checkpoint_is_segmented(out_dir) else 0
     index = p.state_index()
     threads = threads or os.cpu_count() or 1
+    if resume:
+        if not checkpoint_is_segmented(out_dir):
+            return 0
+        if limit:
+            check_resumed_memory(index, out_dir, threads, 2 if tablebase else 1, limit, marks)
+        return -1
     if asked:
         fewest = segments_to_fit(index, threads, 2 if tablebase else 1, limit, marks) if limit else 1
         if fewest > asked:
             raise PuzzleError(f"--max-memory {human(limit)} needs {fewest} segments or more, not {asked}")
         return asked
-    need = engine.plan(index, threads, True, 2 if tablebase else 1)
-    if limit is None or current_rss() + need.memory <= limit:
+    tables = 2 if tablebase else 1
+    in_memory = current_rss() + engine.plan(index, threads, True, tables).memory
+    if limit is None or in_memory <= limit:
         return 0
-    segments = segments_to_fit(index, threads, 2 if tablebase else 1, limit, marks)
-    err.print(f"the table ({human(need.memory)}) does not fit --max-memory {human(limit)}: exploring in {segments} "
-              f"segments, one in memory at a time, the others in {str(out_dir)!r}", markup=False)
+    taken = f"in memory it takes about {human(in_memory)}, its table {human(table_bytes(index.size) * tables)}"
+    fixed = memory_needed(index, threads, tables, 0, marks)
+    if fixed >= limit:  # no number of segments helps: the program and its buffers alone do not fit
+        raise PuzzleError(f"--max-memory {human(limit)} is too little for {p.spec}: {taken}, and in segments the "
+                          f"program and its buffers alone take about {human(fixed)}; raise it")
+    segments = segments_to_fit(index, threads, tables, limit, marks)
+    err.print(f"{p.spec} does not fit --max-memory {human(limit)}: {taken}; exploring in {segments} segments, one "
+              f"in memory at a time, the others in {str(out_dir)!r}", markup=False)
     return segments
 
 
@@ -661,7 +673,8 @@ def _explore_on_cluster(p: Puzzle, workers: Optional[int], scheduler: Optional[s
                               "--workers or --scheduler")
     if workers is not None:
         each = max(1, (os.cpu_count() or 1) // workers) if threads is None else threads
-        connect = cluster.local_cluster(workers, each, limit // workers if limit else None, puzzle=p)
+        share = cluster.worker_memory(limit, workers, p.state_index().size, tablebase and out_dir is None) if limit else None
+        connect = cluster.local_cluster(workers, each, share, puzzle=p)
     else:
         connect = cluster.remote_cluster(scheduler)
 

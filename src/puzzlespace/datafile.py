@@ -126,6 +126,49 @@ def locked(target: Path, what: str, wait: bool = False, directory: bool = False)
         os.close(fd)
 
 
+def claim(directory: Path, owner: str) -> int | None:
+    """Hold ``directory`` for ``owner`` (a name without ``/``) among the processes of this
+    machine: any number of them may hold it for one owner at a time, none for another.
+    Returns the descriptor that holds it (to give to :func:`let_go`), or None when a live
+    process holds it for another owner.
+
+    A claim is a shared ``flock`` on ``.claim-<owner>`` in the directory (made if needed),
+    released when the process dies; a later claim removes the file of one no process
+    holds. Claims are made and let go one at a time, under the lock of ``claims`` there
+    (:func:`locked`)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    with locked(directory / "claims", "the claims of", wait=True):
+        if not all(_remove_unheld(other) for other in directory.glob(".claim-*") if other.name != f".claim-{owner}"):
+            return None
+        fd = os.open(directory / f".claim-{owner}", os.O_RDWR | os.O_CREAT, 0o644)
+        fcntl.flock(fd, fcntl.LOCK_SH)
+        return fd
+
+
+def let_go(directory: Path, owner: str, fd: int) -> None:
+    """Let go of a :func:`claim` (its descriptor ``fd``), removing its file when no other
+    process holds it."""
+    with locked(directory / "claims", "the claims of", wait=True):
+        os.close(fd)
+        _remove_unheld(directory / f".claim-{owner}")
+
+
+def _remove_unheld(path: Path) -> bool:
+    """Remove the claim file ``path`` unless a process holds it; whether none did."""
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except FileNotFoundError:
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(fd)
+    path.unlink(missing_ok=True)  # not claimed meanwhile: claims are made under the claims' lock
+    return True
+
+
 def _hold(lock: Path, target: Path, what: str, wait: bool) -> int:
     """A descriptor of the file ``lock`` (made, with its folder, if needed) holding its
     ``flock``. A lock file removed while it was being locked (by the holder ending its

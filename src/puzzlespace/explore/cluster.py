@@ -73,14 +73,16 @@ import numpy as np
 
 from .._version import __version__
 from ..contracts import PuzzleRules as Puzzle
+from ..datafile import claim, let_go
 from ..errors import PuzzleError
 from ..bits import layer_value, new_blocks, table_bytes
 from ..resources import human, peak_rss
 from . import checkpoint
 from .engine import ExploreResult, kernel_of, new_buffers
 from .packing import unpack_marks, write_block
-from .segments import (Segment, SegmentStore, crc_text, disk_needed, empty_dir, file_crc, file_errors,
-                       file_parts, first_tables, load_code, merge_sent, prepare, result_of, visit)
+from .segments import (Segment, SegmentStore, check_resumed, crc_text, disk_needed, empty_dir, file_crc,
+                       file_errors, file_parts, first_tables, load_code, merge_sent, prepare, result_of,
+                       resumed_values, visit)
 
 #: Bytes of marks a segment that make the next pass take them in with chains of receive
 #: tasks (a task a sending worker: a sender's copy goes as soon as the chain of its
@@ -292,6 +294,19 @@ def check_worker_memory(segs: Sequence[Segment], owners: Sequence[str], lines: d
         raise PuzzleError(f"worker {worker} would hold {human(need)} of segments but has {room_text}; use more "
                           f"workers, or workers with more memory{MORE_MEMORY}, or give --out DIR (the segments in "
                           f"files, one in memory at a time){unpause}")
+
+
+def worker_memory(max_memory: int, workers: int, size: int, gathers_tablebase: bool) -> int:
+    """Each of ``workers`` new workers' memory limit when ``max_memory`` bytes are shared
+    out among them, less the tablebase of ``size`` states this process gathers at the end
+    when ``gathers_tablebase`` (a run without files)."""
+    gathered = table_bytes(size) if gathers_tablebase else 0
+    share = (max_memory - gathered) // workers
+    if gathered and share <= WORKER_OVERHEAD:
+        raise PuzzleError(f"--save without --out gathers the tablebase ({human(gathered)}) in this process, out of "
+                          f"--max-memory {human(max_memory)}, which leaves the workers too little; raise it, or give "
+                          "--out DIR (the tablebase is then written a segment at a time)")
+    return share
 
 
 def _refuse_without_room(whose: str, line: MemoryLine, unpause: str = "") -> None:
@@ -529,7 +544,9 @@ def explore_distributed(
         with file_errors(out, lambda: depth, None), _cluster_kept(client, lambda: depth, run.left):
             if local:
                 _claim_on_workers(client, run.token, sorted(run.workers), out, empty=not resume)
-            run.open(puzzle, index.rank(puzzle.goal), segs, keep_table, store if resume else None, depth)
+            values = run.open(puzzle, index.rank(puzzle.goal), segs, keep_table, store if resume else None, depth)
+            if resume:
+                check_resumed(out, counts, store.sizes, store.carried, values)
             if out is not None and not resume:
                 store.begin(0)
                 _commit(store, run, -1, dict(identity, depth=-1, depth_counts=[], seconds=0.0, version=__version__))
@@ -548,7 +565,7 @@ def explore_distributed(
                 client.run(_discard, run.token, workers=sorted(set(run.owners)))
             tablebase = None
             if keep_table and out is None:
-                tablebase = np.concatenate(run.gather("tb", segs))
+                tablebase = run.gather_whole("tb", segs, index.size)
             elif keep_table:
                 if local:
                     _gather_tablebase(run, store, segs)
@@ -651,7 +668,7 @@ def _gather_tablebase(run: "_Run", store: SegmentStore, segs: Sequence[Segment])
     """Copy each segment's tablebase part from its worker's own disk into this program's
     directory, under the name the manifest gives it, a segment at a time."""
     for s in segs:
-        run.gather("tb", [s])[0].tofile(store.dir / f"tb-{s.k}-{store.slot.get(s.k, 1)}.bin")
+        run.gather("tb", s).tofile(store.dir / f"tb-{s.k}-{store.slot.get(s.k, 1)}.bin")
 
 
 def _check_disks(client, segs: Sequence[Segment], owners: Sequence[str], out: Path, tables: int) -> None:
@@ -726,9 +743,10 @@ class _Run:
         return future
 
     def open(self, puzzle: Puzzle, goal: int, segs: list[Segment], keep_table: bool, resumed: SegmentStore | None,
-             depth: int) -> None:
+             depth: int) -> dict[int, list[list[int]]]:
         """Make every segment on its owner, for pass ``depth`` next: its first tables (the
-        goal's rank: ``goal``), or a resumed checkpoint's files."""
+        goal's rank: ``goal``), or a resumed checkpoint's files; returns the resumed
+        segments' :func:`~puzzlespace.explore.segments.resumed_values`."""
         starts = np.array([s.lo for s in segs[1:]], dtype=np.int64)
         futures = []
         for s in segs:
@@ -739,12 +757,15 @@ class _Run:
                             sizes=resumed.sizes.get(s.k, 0))
             futures.append(self.submit(_open, self.token, self.client.id, puzzle, goal, s, starts, self.owners,
                                        self.out, keep_table, held, depth, worker=self.owners[s.k], key=f"open-{s.k}"))
-        threads = {}
+        threads, values = {}, {}
         for s, got in zip(segs, self._wait(futures, -1)):
             self.files.update(got["files"])
             self.carried[s.k] = got["carried"]
             threads[self.owners[s.k]] = got["threads"]
+            if got["values"] is not None:
+                values[s.k] = got["values"]
         self.threads = sum(threads.values())
+        return values
 
     def layer(self, depth: int, room: int, counts: list[int], progress, layer_done):
         """Pass ``depth`` over every segment; (states of layer ``depth``, the first
@@ -890,10 +911,19 @@ class _Run:
         if sent != received:
             raise RuntimeError(f"layer {depth}: {sent} bytes of marks sent but {received} received")
 
-    def gather(self, role: str, segs: list[Segment]) -> list[np.ndarray]:
-        """Every segment's table (``role`` seg) or tablebase part (tb), in rank order."""
+    def gather(self, role: str, s: Segment) -> np.ndarray:
+        """Segment ``s``'s table (``role`` seg) or tablebase part (tb), from its owner."""
         return self._wait([self.submit(_table, self.token, s.k, role, worker=self.owners[s.k],
-                                       key=f"gather-{role}-{s.k}") for s in segs], -1)
+                                       key=f"gather-{role}-{s.k}")], -1)[0]
+
+    def gather_whole(self, role: str, segs: list[Segment], size: int) -> np.ndarray:
+        """The table of ``size`` states (``role`` seg) or tablebase (tb) the segments
+        ``segs`` cut, gathered a segment at a time (its bytes and one segment's at most)."""
+        whole = np.empty(table_bytes(size), dtype=np.uint8)
+        for s in segs:
+            part = self.gather(role, s)
+            whole[s.lo // 4:s.lo // 4 + len(part)] = part
+        return whole
 
     def _wait(self, futures: list, depth: int, each: Callable | None = None, reported: bool = False) -> list:
         """The results of ``futures`` (with ``reported``: visits, their reports, and the
@@ -1106,8 +1136,8 @@ class _Held:
 #: several threads may open several segments at once).
 _HELD: dict[str, _Held] = {}
 #: The directories on this worker's own disk that runs hold: real path -> (run token, the
-#: id of its Dask client).
-_CLAIMS: dict[str, tuple[str, str]] = {}
+#: id of its Dask client, the descriptor of its :func:`~puzzlespace.datafile.claim`).
+_CLAIMS: dict[str, tuple[str, str, int]] = {}
 _OPENING = threading.Lock()
 
 
@@ -1240,16 +1270,17 @@ def _open(token: str, client: str, puzzle: Puzzle, goal: int, s: Segment, starts
         if resumed is None:
             store.begin(0)
             first_tables(s, goal, store, keep_table)
-            files = store.propose()
+            files, values = store.propose(), None
         else:
             store.files, store.unchecked = dict(resumed["files"]), set(resumed["files"])
             if resumed["slot"] is not None:
                 store.slot[s.k] = resumed["slot"]
             store.carried[s.k], store.sizes[s.k] = resumed["carried"], resumed["sizes"]
-            files = {}
+            files, values = {}, resumed_values(s, store, keep_table)
         if out is not None:
             os.sync()
-    return {"files": files, "carried": store.carried.get(s.k, 0), "threads": held.threads}
+    return {"files": files, "carried": store.carried.get(s.k, 0), "threads": held.threads,
+            "values": values}
 
 
 def _visit(token: str, k: int, depth: int, room: int, receive: bool, _after, senders: list[int], *parts) -> dict:
@@ -1364,16 +1395,19 @@ def _discard(token: str) -> None:
 def _claim(token: str, client: str, out: str, empty: bool) -> None:
     """On a worker: hold the directory ``out`` on its own disk for the run ``token`` of the
     Dask client ``client`` (its id) until the run is dropped from the worker; PuzzleError
-    if another run holds it (its files would be another's). With ``empty`` (a fresh run),
+    if another run holds it (its files would be another's), in this worker or in any
+    process of its machine (another cluster's worker: see
+    :func:`~puzzlespace.datafile.claim`). With ``empty`` (a fresh run),
     make it empty of checkpoint files: every worker of the run has done so before any
     segment is made (workers of one machine may share the directory)."""
     path = os.path.realpath(out)
     with _OPENING:
-        holder = _CLAIMS.get(path, (token, client))
-        if holder[0] != token:
+        holder = _CLAIMS.get(path)
+        fd = claim(Path(path), token) if holder is None else holder[2] if holder[0] == token else None
+        if fd is None:
             raise PuzzleError(f"another exploration keeps its segments in {out!r} there; choose another --out, or "
                               "wait for it to end")
-        _CLAIMS[path] = holder
+        _CLAIMS[path] = (token, client, fd)
     if empty:
         empty_dir(Path(out))
 
@@ -1403,7 +1437,7 @@ def _drop_orphans(clients: list[str]) -> int:
     go of them: killed, or their machine lost); how many. A task of theirs under way
     runs to its end (a thread cannot be stopped), then its memory goes too."""
     orphans = {token for token, held in list(_HELD.items()) if held.client not in clients}
-    orphans |= {token for token, client in list(_CLAIMS.values()) if client not in clients}
+    orphans |= {token for token, client, _ in list(_CLAIMS.values()) if client not in clients}
     for token in orphans:
         _release(token)
     return len(orphans)
@@ -1412,8 +1446,8 @@ def _drop_orphans(clients: list[str]) -> int:
 def _release(token: str) -> None:
     """Drop a run's state and the directory it holds from this worker."""
     with _OPENING:
-        for path in [path for path, (holder, _) in _CLAIMS.items() if holder == token]:
-            del _CLAIMS[path]
+        for path in [path for path, (holder, *_) in _CLAIMS.items() if holder == token]:
+            let_go(Path(path), token, _CLAIMS.pop(path)[2])
     held = _HELD.pop(token, None)
     if held is not None:
         held.pool.shutdown(wait=False)

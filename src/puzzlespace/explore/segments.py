@@ -29,7 +29,8 @@ segment ``k`` from pass ``d``, in packed blocks: :mod:`~puzzlespace.explore.pack
 ``bits-<d>-<k>.bin`` (the same as a bitmap: see :class:`BitmapStore`) and
 ``manifest.json``, switched atomically after each
 complete pass (every file synced first) and carrying the CRC-32 of every file it names,
-and its own SHA-256; ``resume`` continues from it and checks each file as it reads it.
+and its own SHA-256; ``resume`` counts the segment tables against it
+(:func:`check_resumed`), continues from it and checks each file as it reads it.
 """
 
 from __future__ import annotations
@@ -48,8 +49,9 @@ import numba as nb
 import numpy as np
 
 from .._version import __version__
-from ..bits import (BLOCK_BITS, MERGE_PREFETCH, close_and_step, close_layer, copy_layer, first_in_layer,
-                    layer_value, mark_state, merge_marks, new_blocks, new_table, prefetch, set2, table_bytes)
+from ..bits import (BLOCK_BITS, CLOSED, MERGE_PREFETCH, close_and_step, close_layer, copy_layer,
+                    first_in_layer, layer_value, mark_state, merge_marks, new_blocks, new_table, prefetch, set2,
+                    table_bytes, value_counts)
 from ..contracts import PuzzleRules as Puzzle
 from ..errors import PuzzleError
 from ..resources import current_rss, human, peak_rss
@@ -120,14 +122,8 @@ def file_errors(out: Path | None, depth: Callable[[], int], marks: str | None):
 
 def segments_to_fit(index, threads: int, tables: int, max_memory: int, marks: str = "packed") -> int:
     """The fewest segments with which a run keeps this process within ``max_memory`` bytes
-    (the program itself counted, with all the code a pass runs loaded, and 32 MiB for
-    what the allocator keeps): one segment's ``tables`` 2-bit tables, the mark buffers
-    and the marks in flight, and with ``bitmap`` marks (see :data:`MARKS`) the pass's
-    bitmap. Raises PuzzleError when no number of segments fits."""
-    load_code(index)  # counted in the program's memory below
-    buffered, ranks = buffer_sizes(index)
-    in_flight = 3 * SENT_BUFFER * 8 + (bitmap_bytes(index.size) if marks == "bitmap" else 0)
-    fixed = current_rss() + 2 * threads * (buffered + ranks) * 8 + in_flight + (32 << 20)
+    (see :func:`memory_needed`). Raises PuzzleError when no number of segments fits."""
+    fixed = memory_needed(index, threads, tables, 0, marks)
     table = table_bytes(index.size) * tables
     room = max_memory - fixed
     most = max(1, index.size // segment_align(index))
@@ -135,6 +131,19 @@ def segments_to_fit(index, threads: int, tables: int, max_memory: int, marks: st
         raise PuzzleError(f"exploring in segments needs more than --max-memory {human(max_memory)} (the program and "
                           f"its buffers take about {human(fixed)}); raise it")
     return max(1, -(-table // room))
+
+
+def memory_needed(index, threads: int, tables: int, span: int, marks: str = "packed") -> int:
+    """The bytes a run by segments whose largest segment holds ``span`` ranks keeps this
+    process within: the program itself, with all the code a pass runs loaded, and 32 MiB
+    for what the allocator keeps; one segment's ``tables`` 2-bit tables, the mark buffers
+    and the marks in flight, and with ``bitmap`` marks (see :data:`MARKS`) the pass's
+    bitmap."""
+    load_code(index)  # counted in the program's memory below
+    buffered, ranks = buffer_sizes(index)
+    in_flight = 3 * SENT_BUFFER * 8 + (bitmap_bytes(index.size) if marks == "bitmap" else 0)
+    return (current_rss() + 2 * threads * (buffered + ranks) * 8 + in_flight + (32 << 20)
+            + (table_bytes(span) * tables if span else 0))
 
 
 def load_code(index) -> None:
@@ -563,6 +572,9 @@ def explore_segmented(
     starts = np.array([s.lo for s in segs[1:]], dtype=np.int64)
     with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="puzzlespace-segments") as pool, \
             file_errors(out, lambda: depth, marks):
+        if resume:
+            check_resumed(out, counts, store.sizes, store.carried,
+                          {s.k: resumed_values(s, store, keep_table) for s in segs})
         while True:
             store.begin(depth)
             layer, found, found_total = 0, [], 0
@@ -814,6 +826,23 @@ def _bounds(manifest: dict, out: Path, size: int, align: int) -> list[tuple[int,
     return [tuple(b) for b in bounds]
 
 
+def check_resumed_memory(index, out: Path, threads: int, tables: int, max_memory: int, marks: str) -> None:
+    """Refuse to resume the checkpoint by segments in ``out`` within ``max_memory`` bytes
+    when its largest segment would not fit (see :func:`memory_needed`): a resumed run
+    keeps the segments it was made with. A checkpoint whose segments cannot be read is
+    left to the run to refuse."""
+    try:
+        span = max(hi - lo for lo, hi in _bounds(checkpoint.peek_manifest(out), out, index.size,
+                                                 segment_align(index)))
+    except PuzzleError:
+        return
+    need = memory_needed(index, threads, tables, span, marks)
+    if need > max_memory:
+        raise PuzzleError(f"the checkpoint in {str(out)!r} is in segments of up to {human(table_bytes(span) * tables)}"
+                          f" (a resumed run keeps them): resuming it takes about {human(need)}, more than "
+                          f"--max-memory {human(max_memory)}; raise it")
+
+
 def file_parts(name: str) -> tuple[str, int, int]:
     """(role, segment, slot or pass) of a checkpoint file named as
     :data:`~puzzlespace.explore.checkpoint.SEGMENT_FILE` says:
@@ -826,6 +855,34 @@ def checkpoint_is_segmented(out: Path) -> bool:
     """Whether ``out`` holds the checkpoint of an exploration by segments (of this
     version's format or another: resuming names the difference)."""
     return str(checkpoint.peek_manifest(out).get("format")).startswith(FORMAT.split("/")[0] + "/")
+
+
+def resumed_values(s: Segment, store: SegmentStore, keep_table: bool) -> list[list[int]]:
+    """How many states of segment ``s``'s resumed table (and tablebase part, with
+    ``keep_table``) hold each value (see :func:`~puzzlespace.bits.value_counts`); reading
+    them checks their files."""
+    roles = ("seg", "tb") if keep_table else ("seg",)
+    return [value_counts(store.load(role, s.k, s.hi - s.lo), s.hi - s.lo) for role in roles]
+
+
+def check_resumed(out: Path, counts: list[int], sizes: dict[int, int], carried: dict[int, int],
+                  values: dict[int, list[list[int]]]) -> None:
+    """Refuse a checkpoint of layer ``len(counts) - 1`` whose segment tables do not hold
+    the states its manifest says: in each segment ``k`` (its :func:`resumed_values`),
+    ``sizes[k]`` states of that layer and ``carried[k]`` of the next, the earlier layers
+    closed (as many in all as their counts) and the rest unseen; in the tablebase parts,
+    every layer so far by its depth mod 3."""
+    depth, size = len(counts) - 1, sum(sum(v[0]) for v in values.values())
+    ok = sizes.keys() <= values.keys() and carried.keys() <= values.keys() and sum(sizes.values()) == (counts[-1] if counts else 0) and sum(v[0][CLOSED] for v in values.values()) == sum(
+        counts[:-1])
+    for k, (table, *tablebase) in values.items():
+        ok &= table[layer_value(depth)] == sizes.get(k, 0) and table[layer_value(depth + 1)] == carried.get(k, 0)
+    if ok and any(len(v) > 1 for v in values.values()):
+        found = [sum(v[1][r] for v in values.values()) for r in range(4)]
+        ok = found == [sum(counts[r::3]) for r in range(3)] + [size - sum(counts)]
+    if not ok:
+        raise PuzzleError(f"checkpoint in {str(out)!r} is corrupt (its segment tables do not hold the states its "
+                          f"manifest says); {checkpoint.RERUN}")
 
 
 def _resume(manifest: dict, out: Path, store: SegmentStore):
