@@ -134,6 +134,8 @@ def local_cluster(workers: int, threads: int = 1, memory_limit: int | None = Non
 
     The workers never take a Ctrl-C (SIGINT) of their own: a terminal sends it to every
     process of its foreground group, and the client, which takes it, stops them itself.
+    One pressed while the client and cluster close (a second, say) is taken once they are
+    closed: taken midway, it would leave the workers' semaphores to Python's warnings.
 
     With ``puzzle``, the code its runs need is compiled here (or read from numba's
     cache) while the workers start, so that they read it from the cache, not each
@@ -160,12 +162,17 @@ def local_cluster(workers: int, threads: int = 1, memory_limit: int | None = Non
                                                    silence_logs=50)
         if code is not None:
             code.result()  # waited for here, so that the cluster is closed whatever happens meanwhile
-        with distributed.Client(cluster) as client:
+        client = distributed.Client(cluster)
+        try:
             _quicken(client)
             yield client
+        finally:
+            with _ctrl_c_held():
+                client.close()
     finally:
         if cluster is not None:
-            cluster.close()
+            with _ctrl_c_held():
+                cluster.close()
 
 
 @contextmanager
