@@ -23,7 +23,7 @@ import puzzlespace as ps
 from puzzlespace.cli import app
 from puzzlespace.errors import PuzzleError
 from puzzlespace.explore import checkpoint
-from puzzlespace.explore.cluster import WorkerLost, explore_distributed, local_cluster
+from puzzlespace.explore.cluster import WorkerLost, explore_distributed, local_cluster, remote_cluster
 from puzzlespace.explore.segments import FORMAT, explore_segmented, file_crc, file_parts
 from puzzlespace.resources import available_memory
 
@@ -854,6 +854,32 @@ def test_a_scheduler_killed_mid_run_stops_it_and_resume_finishes_it(tmp_path):
                                         antipode_limit=20), reference("4x3"))
 
 
+def test_a_scheduler_stopped_mid_run_stops_it(tmp_path, monkeypatch):
+    """A scheduler that stops answering (SIGSTOP: its connections stay open) ends the run
+    once it has not answered a check of the workers for SCHEDULER_WAIT seconds, with the
+    line that says so and what is left, not a hang."""
+    from puzzlespace.explore import cluster
+
+    monkeypatch.setattr(cluster, "SCHEDULER_WAIT", 2.0)
+    with started_by_hand(tmp_path) as (address, scheduler):
+        def stop(depth, done, total, states):
+            if depth == 10:
+                os.kill(scheduler.pid, signal.SIGSTOP)
+
+        try:
+            with remote_cluster(address) as client:
+                t0 = time.monotonic()
+                with pytest.raises(PuzzleError) as caught:
+                    explore_distributed(ps.load_puzzle("4x3"), client, out_dir=tmp_path / "ck", progress=stop)
+                assert time.monotonic() - t0 < 30
+                os.kill(scheduler.pid, signal.SIGCONT)  # for the client to close
+        finally:
+            os.kill(scheduler.pid, signal.SIGCONT)
+    assert re.fullmatch(r"the Dask scheduler has not answered for 2 s during layer 1[01] \(stopped, or its machine "
+                        r"frozen\); the checkpoint of layer (9|10) in .* is intact: continue with --resume",
+                        str(caught.value)), caught.value
+
+
 def test_segments_kept_on_each_workers_own_disk(tmp_path, monkeypatch):
     """``out_dir`` a path each worker has on its own disk (here ``/proc/self/cwd/ck``, a
     path to each process's own ``ck``: each worker and this program run in a directory
@@ -921,8 +947,6 @@ def test_a_client_that_could_not_connect_is_closed_at_once(address):
     that is inside another client's start, Dask's loop runners wait forever on the lock
     they share (a test run hung so): it must be gone when the error is raised."""
     import gc
-
-    from puzzlespace.explore.cluster import remote_cluster
 
     def clients() -> set[int]:
         return {id(o) for o in gc.get_objects() if isinstance(o, distributed.Client)}

@@ -108,6 +108,10 @@ PAUSED_WAIT = 15.0
 #: Seconds the client waits for a finished visit's report (a Dask event, sent before the
 #: visit ends) before it gives up on the run.
 REPORT_WAIT = 60.0
+#: Seconds the client waits for the scheduler to answer a check of the workers before it
+#: gives up on the run (a scheduler stopped, or its machine frozen, keeps its connections
+#: open and answers nothing).
+SCHEDULER_WAIT = 30.0
 #: Seconds a stopping run waits for its segments to be dropped from the workers: one that
 #: is dying (a SIGTERM to the whole job) holds Dask's broadcast for its connect timeout,
 #: 30 s; a later run drops what is left (:func:`drop_orphaned_runs`).
@@ -325,17 +329,18 @@ def _refuse_without_room(whose: str, line: MemoryLine, unpause: str = "") -> Non
                           f"workers more memory{MORE_MEMORY}{unpause}")
 
 
-def workers_seen(client) -> dict[str, dict]:
+def workers_seen(client, wait: float | None = None) -> dict[str, dict]:
     """The scheduler's workers, by address: name, threads, memory limit (0: none), status
     ("running", "paused", ...) and nanny (None: none). Asked of the scheduler itself:
-    some versions of Dask list only five workers in ``Client.scheduler_info()``."""
+    some versions of Dask list only five workers in ``Client.scheduler_info()``.
+    TimeoutError when it has not answered within ``wait`` seconds (None: no limit)."""
 
     def workers_of(dask_scheduler) -> dict[str, dict]:  # nested: sent by value, for a scheduler without puzzlespace
         return {address: {"name": ws.name, "nthreads": ws.nthreads, "memory_limit": ws.memory_limit or 0,
                           "status": getattr(ws.status, "name", str(ws.status)), "nanny": ws.nanny}
                 for address, ws in dask_scheduler.workers.items()}
 
-    return client.run_on_scheduler(workers_of)
+    return client.run_on_scheduler(workers_of, callback_timeout=wait)  # a keyword of Dask's Client.sync
 
 
 def check_installed(client) -> None:
@@ -983,8 +988,14 @@ class _Run:
 
     def _check_workers(self, depth: int) -> None:
         """Stop the run if a worker holding segments has left the cluster, or has stayed
-        paused (starting no task) with no task running for :data:`PAUSED_WAIT` seconds."""
-        seen = workers_seen(self.client)
+        paused (starting no task) with no task running for :data:`PAUSED_WAIT` seconds, or
+        the scheduler has not answered for :data:`SCHEDULER_WAIT` seconds."""
+        try:
+            seen = workers_seen(self.client, SCHEDULER_WAIT)
+        except TimeoutError:
+            when = f"during layer {depth}" if depth >= 0 else "while starting"
+            raise PuzzleError(f"the Dask scheduler has not answered for {SCHEDULER_WAIT:g} s {when} (stopped, or its "
+                              f"machine frozen); {self.left()}") from None
         lost = sorted(self.workers - set(seen))
         if lost:
             raise WorkerLost(_lost_message(lost, depth, self.left()))
