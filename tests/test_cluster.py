@@ -7,6 +7,7 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -623,7 +624,7 @@ def test_a_visit_whose_report_never_comes_stops_the_run(monkeypatch):
         def subscribe_topic(self, topic, handler):
             self.handler = handler
 
-        def run_on_scheduler(self, function):
+        def run_on_scheduler(self, function, callback_timeout=None):
             return {"tcp://w:1": {"status": "running"}}
 
     class Finished:
@@ -1031,6 +1032,21 @@ def test_a_workers_directory_is_held_by_one_run_at_a_time(tmp_path):
     cluster._claim("E", "client-e", out, True)
     assert [p.name for p in (tmp_path / "ck").glob(".claim*")] == [".claim-E"]
     cluster._release("E")
+
+    # Let go of whatever became of the directory: removed (not made again), or read-only.
+    cluster._claim("F", "client-f", out, True)
+    shutil.rmtree(out)
+    cluster._release("F")
+    assert not cluster._CLAIMS and not (tmp_path / "ck").exists()
+    cluster._claim("G", "client-g", out, True)
+    os.chmod(out, 0o555)
+    try:
+        cluster._release("G")  # its claim file cannot go (as root it can): the next claim removes it
+        cluster._claim("H", "client-h", out, False)
+        cluster._release("H")
+    finally:
+        os.chmod(out, 0o755)
+    assert not cluster._CLAIMS
 
     class Client:
         id = "client-c"

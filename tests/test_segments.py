@@ -202,7 +202,7 @@ def test_explore_out_of_core_from_the_command_line(tmp_path, monkeypatch):
     ref = reference("jump:9")
     assert got["depth_counts"] == ref.depth_counts and got["antipode_count"] == ref.antipode_count
     assert re.fullmatch(r"jump:9:1,2 does not fit --max-memory 111\.0 MiB: in memory it takes about 1\d\d\.\d MiB, its "
-                        r"table 1\.7 MiB; exploring in \d+ segments, one in memory at a time, the others in .*\n"
+                        r"table and tablebase 1\.7 MiB; exploring in \d+ segments, one in memory at a time, the others in .*\n"
                         r"tablebase written to .*\n", r.stderr) and len(list(out.glob("seg-*.bin"))) > 1, r.stderr
     from puzzlespace.explore import tablebase
 
@@ -409,7 +409,8 @@ def test_a_resumed_checkpoint_by_segments_must_fit_the_memory(tmp_path, monkeypa
         r = CliRunner().invoke(app, args + ["111M"])
         if kept == 1:
             assert r.exit_code == 2 and re.fullmatch(
-                r"error: the checkpoint in .* is in segments of up to 885\.9 KiB \(a resumed run keeps them\): "
+                r"error: the checkpoint in .* is in segments whose table takes up to 885\.9 KiB \(a resumed run keeps "
+                r"them\): "
                 r"resuming it takes about .* MiB, more than --max-memory 111\.0 MiB; raise it\n", r.stderr), r.output
             r = CliRunner().invoke(app, args + ["1G"])
         assert r.exit_code == 0 and json.loads(r.stdout)["depth_counts"] == reference("jump:9").depth_counts, r.output
@@ -517,6 +518,30 @@ def test_a_bitmap_of_marks_of_the_wrong_size_is_refused(tmp_path, monkeypatch):
         checkpoint.write_manifest(ck, dict({k: v for k, v in manifest.items() if k != "checksum"}, files=files))
         r = CliRunner().invoke(app, ["explore", "jump:7:1,3", "--out", str(ck), "--resume"])
         assert r.exit_code == 2 and len(r.stderr.splitlines()) == 1 and "corrupt" in r.stderr, r.output
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(["jump:9", "4x3", "flip:5x5"]), st.integers(1, 2), st.integers(1, 12),
+       st.integers(-5000, 5000))
+def test_the_segments_chosen_fit_the_memory_as_they_are_cut(name, tables, parts, off):
+    """The fewest segments that fit --max-memory, counting the largest segment as
+    segment_bounds cuts it (rounded up to the alignment, so larger than an equal share):
+    a checkpoint made with a --max-memory resumes with it. The budgets tried are about
+    the program (its size fixed at 50 MiB here) and a ``parts``-th of the tables."""
+    from unittest import mock
+
+    index = ps.load_puzzle(name).state_index()
+    with mock.patch.object(segments, "current_rss", lambda: 50 << 20):
+        share = -(-tables * segments.table_bytes(index.size) // parts)
+        max_memory = segments.memory_needed(index, 2, tables, 0) + share + off
+        try:
+            n = segments.segments_to_fit(index, 2, tables, max_memory)
+        except PuzzleError:
+            assert segments.memory_needed(index, 2, tables, segments.segment_align(index)) > max_memory
+            return
+        largest = lambda n: max(hi - lo for lo, hi in segments.segment_bounds(index, n))  # noqa: E731
+        assert segments.memory_needed(index, 2, tables, largest(n)) <= max_memory
+        assert n == 1 or segments.memory_needed(index, 2, tables, largest(n - 1)) > max_memory
 
 
 def test_a_bitmap_of_marks_counts_in_the_memory_and_the_disk_needed(tmp_path, monkeypatch):

@@ -645,7 +645,8 @@ def _segments(p: Puzzle, out_dir: Optional[Path], resume: bool, threads: Optiona
     in_memory = current_rss() + engine.plan(index, threads, True, tables).memory
     if limit is None or in_memory <= limit:
         return 0
-    taken = f"in memory it takes about {human(in_memory)}, its table {human(table_bytes(index.size) * tables)}"
+    held = "table and tablebase" if tablebase else "table"
+    taken = f"in memory it takes about {human(in_memory)}, its {held} {human(table_bytes(index.size) * tables)}"
     fixed = memory_needed(index, threads, tables, 0, marks)
     if fixed >= limit:  # no number of segments helps: the program and its buffers alone do not fit
         raise PuzzleError(f"--max-memory {human(limit)} is too little for {p.spec}: {taken}, and in segments the "

@@ -146,11 +146,17 @@ def claim(directory: Path, owner: str) -> int | None:
 
 
 def let_go(directory: Path, owner: str, fd: int) -> None:
-    """Let go of a :func:`claim` (its descriptor ``fd``), removing its file when no other
-    process holds it."""
-    with locked(directory / "claims", "the claims of", wait=True):
-        os.close(fd)
-        _remove_unheld(directory / f".claim-{owner}")
+    """Let go of a :func:`claim` (its descriptor ``fd``), then remove its file when no
+    other process holds it and the directory is still there; a file that cannot be
+    removed (the disk full or read-only) stays, for the next claim to remove."""
+    os.close(fd)
+    if not directory.is_dir():
+        return
+    try:
+        with locked(directory / "claims", "the claims of", wait=True):
+            _remove_unheld(directory / f".claim-{owner}")
+    except (OSError, PuzzleError):
+        pass
 
 
 def _remove_unheld(path: Path) -> bool:

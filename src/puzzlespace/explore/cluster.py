@@ -992,7 +992,7 @@ class _Run:
         the scheduler has not answered for :data:`SCHEDULER_WAIT` seconds."""
         try:
             seen = workers_seen(self.client, SCHEDULER_WAIT)
-        except TimeoutError:
+        except (TimeoutError, asyncio.TimeoutError):  # one class from Python 3.11 on
             when = f"during layer {depth}" if depth >= 0 else "while starting"
             raise PuzzleError(f"the Dask scheduler has not answered for {SCHEDULER_WAIT:g} s {when} (stopped, or its "
                               f"machine frozen); {self.left()}") from None
@@ -1465,7 +1465,7 @@ def _release(token: str) -> None:
     """Drop a run's state and the directory it holds from this worker."""
     with _OPENING:
         for path in [path for path, (holder, *_) in _CLAIMS.items() if holder == token]:
-            let_go(Path(path), token, _CLAIMS.pop(path)[2])
+            let_go(Path(path), token, _CLAIMS.pop(path)[2])  # never fails: the segments go below whatever happens
     held = _HELD.pop(token, None)
     if held is not None:
         held.pool.shutdown(wait=False)

@@ -122,15 +122,15 @@ def file_errors(out: Path | None, depth: Callable[[], int], marks: str | None):
 
 def segments_to_fit(index, threads: int, tables: int, max_memory: int, marks: str = "packed") -> int:
     """The fewest segments with which a run keeps this process within ``max_memory`` bytes
-    (see :func:`memory_needed`). Raises PuzzleError when no number of segments fits."""
+    (see :func:`memory_needed`), its largest segment as :func:`segment_bounds` cuts it.
+    Raises PuzzleError when no number of segments fits."""
     fixed = memory_needed(index, threads, tables, 0, marks)
-    table = table_bytes(index.size) * tables
-    room = max_memory - fixed
-    most = max(1, index.size // segment_align(index))
-    if room <= 0 or -(-table // room) > most:
+    align = segment_align(index)
+    fits = (max_memory - fixed) // tables // 8 * 32 // align * align  # the most ranks a segment may hold
+    if fits <= 0:
         raise PuzzleError(f"exploring in segments needs more than --max-memory {human(max_memory)} (the program and "
                           f"its buffers take about {human(fixed)}); raise it")
-    return max(1, -(-table // room))
+    return -(-index.size // fits)
 
 
 def memory_needed(index, threads: int, tables: int, span: int, marks: str = "packed") -> int:
@@ -838,9 +838,10 @@ def check_resumed_memory(index, out: Path, threads: int, tables: int, max_memory
         return
     need = memory_needed(index, threads, tables, span, marks)
     if need > max_memory:
-        raise PuzzleError(f"the checkpoint in {str(out)!r} is in segments of up to {human(table_bytes(span) * tables)}"
-                          f" (a resumed run keeps them): resuming it takes about {human(need)}, more than "
-                          f"--max-memory {human(max_memory)}; raise it")
+        held = "table and tablebase part take" if tables == 2 else "table takes"
+        raise PuzzleError(f"the checkpoint in {str(out)!r} is in segments whose {held} up to "
+                          f"{human(table_bytes(span) * tables)} (a resumed run keeps them): resuming it takes about "
+                          f"{human(need)}, more than --max-memory {human(max_memory)}; raise it")
 
 
 def file_parts(name: str) -> tuple[str, int, int]:
