@@ -2,8 +2,8 @@
 
 ``python bench/cluster_memory.py PUZZLE [--workers W] [--over GB]`` starts a local cluster
 of W worker processes of one thread (default 4), each limited to its share of the 2-bit
-table plus ``--over`` GB (default 0.5, the scale-out target; Dask's nanny stops a worker
-at 95% of its limit), explores PUZZLE on it with ``explore_distributed`` (whose check
+table plus ``--over`` GB (default 0.5, the scale-out target; the nanny stops a worker
+past ``cluster.RESTART_AT`` of its limit), explores PUZZLE on it with ``explore_distributed`` (whose check
 of each worker's memory counts no overhead here: the limit itself is what is
 measured), prints a line per layer and then one JSON
 object: the counts, the antipodes, the seconds, the largest worker's peak RSS and that
@@ -37,14 +37,14 @@ def main() -> None:
     puzzle = ps.load_puzzle(args.puzzle)
     share = -(-table_bytes(puzzle.state_index().size) // args.workers)
     limit = share + int(args.over * 1e9)
-    print(f"{args.workers} workers, share {share:,} B, limit {limit:,} B (Dask stops a worker at {int(0.95 * limit):,})",
-          flush=True)
+    print(f"{args.workers} workers, share {share:,} B, limit {limit:,} B (Dask stops a worker past "
+          f"{int(cluster.RESTART_AT * limit):,})", flush=True)
 
     def line(r) -> None:
         print(f"layer {r.depth}: {r.states:,} states, {r.bytes_between_workers:,} B between workers, "
               f"slowest {r.slowest_seconds:.2f} s", flush=True)
 
-    cluster.WORKER_OVERHEAD = 0  # refuse only a share above 95% of the limit
+    cluster.WORKER_OVERHEAD = 0  # refuse only a share past the restart line
     with local_cluster(args.workers, threads=1, memory_limit=limit) as client:
         t0 = time.perf_counter()
         result = explore_distributed(puzzle, client, layer_done=line)

@@ -814,12 +814,14 @@ def started_by_hand(tmp_path, own_dirs: bool = False):
 
 def test_a_cluster_started_by_hand_as_the_docs_say(tmp_path):
     """``explore --scheduler`` with ``--out`` on the recipe's cluster: the same JSON as in
-    memory, on workers that do not pause."""
+    memory, on workers that do not pause, restarted by their nannies only past RESTART_AT
+    of their limit (as the workers --workers starts)."""
     from puzzlespace.explore import cluster
 
     with started_by_hand(tmp_path) as (address, _):
         with distributed.Client(address) as client:
-            assert {(line.fraction, line.pauses) for line in cluster.memory_lines(client).values()} == {(0.95, False)}
+            assert {(line.fraction, line.pauses) for line in cluster.memory_lines(client).values()} == {
+                (cluster.RESTART_AT, False)}
         got = run_cli(["explore", "3x3", "--scheduler", address, "--out", str(tmp_path / "ck"), "--json",
                        "--progress"])
     assert got.exit_code == 0, got.output

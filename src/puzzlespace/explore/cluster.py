@@ -133,7 +133,7 @@ def local_cluster(workers: int, threads: int = 1, memory_limit: int | None = Non
     """A client of a new cluster of ``workers`` processes on this machine, ``threads``
     threads and ``memory_limit`` bytes (default: this machine's memory shared out) each;
     closed on exit. Workers neither pause nor spill: the segments they hold are not
-    Dask's data. Nor do they sample their threads' stacks every 10 ms for Dask's
+    Dask's data; their nannies restart them past :data:`RESTART_AT` of their limit. Nor do they sample their threads' stacks every 10 ms for Dask's
     profiler, which sees nothing of the compiled code the tasks run.
 
     The workers never take a Ctrl-C (SIGINT) of their own: a terminal sends it to every
@@ -152,7 +152,8 @@ def local_cluster(workers: int, threads: int = 1, memory_limit: int | None = Non
         _refuse_without_room("each worker's", MemoryLine(memory_limit))
 
     settings = {"distributed.worker.memory.target": False, "distributed.worker.memory.spill": False,
-                "distributed.worker.memory.pause": False, "distributed.worker.profile.enabled": False}
+                "distributed.worker.memory.pause": False, "distributed.worker.memory.terminate": RESTART_AT,
+                "distributed.worker.profile.enabled": False}
     code = cluster = None
     try:
         with _ctrl_c_held():
@@ -208,6 +209,13 @@ def _ctrl_c_held():
         handler(signal.SIGINT, None)  # Python's own raises KeyboardInterrupt
     elif pressed and handler in (signal.SIG_DFL, None):
         raise KeyboardInterrupt
+
+
+#: The fraction of its memory limit past which the nanny of a worker :func:`local_cluster`
+#: starts restarts it (Dask's default: 0.95). The limit is the run's budget; a worker's
+#: peak is its segments and the marks of one pass, so the line has only to catch one
+#: that outgrows it, and a restart loses the worker's segments (the run stops).
+RESTART_AT = 0.98
 
 
 #: Seconds a message stream of the cluster :func:`local_cluster` starts waits to batch
