@@ -460,6 +460,20 @@ def test_cli_cluster_errors(args, message):
     assert len(result.stderr.strip().splitlines()) == 1
 
 
+def test_a_tablebase_gathered_here_must_fit_this_process(client, monkeypatch):
+    """Without --out the tablebase is gathered in this process: refused before the run
+    when this machine has not the memory for it."""
+    from puzzlespace.explore import cluster
+
+    monkeypatch.setattr(cluster, "available_memory", lambda: 40_000)  # 3x3's tablebase: 45,360 bytes
+    with pytest.raises(PuzzleError, match=r"^without --out the tablebase \(44\.3 KiB\) is gathered in this process, "
+                                          r"which has 39\.1 KiB of memory available; give --out DIR"):
+        explore_distributed(ps.load_puzzle("3x3"), client, workers=workers(client, 2), keep_table=True)
+    monkeypatch.setattr(cluster, "available_memory", lambda: 50_000)
+    assert_same(explore_distributed(ps.load_puzzle("3x3"), client, workers=workers(client, 2), keep_table=True,
+                                    antipode_limit=20), reference("3x3"))
+
+
 def test_a_gathered_tablebase_comes_out_of_the_workers_share(tmp_path):
     """--workers with --max-memory and --save without --out: this process gathers the
     tablebase at the end, so the workers share what is left; refused, before any worker

@@ -76,7 +76,7 @@ from ..contracts import PuzzleRules as Puzzle
 from ..datafile import claim, let_go
 from ..errors import PuzzleError
 from ..bits import layer_value, new_blocks, table_bytes
-from ..resources import human, peak_rss
+from ..resources import available_memory, human, peak_rss
 from . import checkpoint
 from .engine import ExploreResult, kernel_of, new_buffers
 from .packing import unpack_marks, write_block
@@ -553,6 +553,10 @@ def explore_distributed(
     owner = lambda segs: [_owner(s.k, owners, on_disks, out) for s in segs]  # noqa: E731
 
     def check(segs: list[Segment]) -> None:
+        if keep_table and out is None and table_bytes(index.size) > available_memory():
+            raise PuzzleError(f"without --out the tablebase ({human(table_bytes(index.size))}) is gathered in this "
+                              f"process, which has {human(available_memory())} of memory available; give --out DIR "
+                              "(it is then written a segment at a time)")
         check_worker_memory(segs, owner(segs), lines, tables, out is not None)
         if local and not resume:
             _check_disks(client, segs, owner(segs), out, tables)
