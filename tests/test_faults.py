@@ -564,6 +564,36 @@ def _interrupted(args: list[str], delay: float) -> subprocess.CompletedProcess:
     raise AssertionError("the signal never came after the command had started")
 
 
+@pytest.mark.parametrize("patched, command", [
+    ("cli.load_puzzle", ["check", "3x3", "1 2 3/4 5 6/7 8 0"]),  # in a command
+    ("engine.explore", ["explore", "2x2", "--json"]),  # in explore's run
+    ("cli.app.invoke", ["check", "3x3", "1 2 3/4 5 6/7 8 0"]),  # before any command
+], ids=["command", "explore", "parsing"])
+def test_ctrl_c_says_nothing_of_what_it_left_half_made(patched, command):
+    """An object the Ctrl-C left half made (as numba's and LLVM's, caught loading or
+    compiling code) fails in its finalizer: the run still says only its one line."""
+    owner, name = patched.rsplit(".", 1)
+    script = f"""
+import sys
+from puzzlespace import cli
+from puzzlespace.explore import engine
+
+class HalfMade:
+    def __del__(self):
+        raise AttributeError("'HalfMade' object has no attribute '_ptr'")
+
+def interrupted(*args, **kwargs):
+    left = HalfMade()
+    raise KeyboardInterrupt
+
+{owner}.{name} = interrupted
+cli.main(sys.argv[1:])
+"""
+    done = subprocess.run([sys.executable, "-c", script, *command], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 130 and done.stderr.startswith("stopped: interrupted") and "\n" not in \
+        done.stderr.rstrip("\n"), done.stderr
+
+
 @pytest.mark.parametrize("trial", range(8))
 def test_ctrl_c_at_any_moment_is_one_line(trial):
     """From the moment the command's entry point is called, while it loads and runs."""

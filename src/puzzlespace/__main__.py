@@ -14,6 +14,7 @@ def main() -> None:
             signal.signal(signal.SIGTERM, signal.default_int_handler)
         from .cli import main as run
     except KeyboardInterrupt:
+        sys.unraisablehook = lambda unraisable: None  # as cliparse.quiet_finalizers, before it is loaded
         sys.stderr.write("stopped: interrupted\n")
         sys.stderr.flush()
         os._exit(130)

@@ -23,7 +23,7 @@ from rich.table import Table
 
 from ._version import __version__
 from .cliparse import (EXIT_INTERRUPTED, EXIT_OK, EXIT_STOPPED, EXIT_UNSOLVABLE, EXIT_USAGE, Count, FilePath, Group,
-                       Seconds)
+                       Seconds, quiet_finalizers)
 from .errors import PuzzleError, SearchStopped, Undecided, Unsolvable
 from .families.base import Puzzle
 from .registry import load_puzzle, syntax as puzzle_syntax
@@ -105,6 +105,7 @@ def _errors() -> Iterator[None]:
         err.print(f"stopped: {exc} ({exc.nodes:,} nodes, {exc.seconds:.1f} s)", markup=False)
         raise click.exceptions.Exit(EXIT_INTERRUPTED if exc.interrupted else EXIT_STOPPED)
     except KeyboardInterrupt:
+        quiet_finalizers()
         err.print("stopped: interrupted", markup=False)
         raise click.exceptions.Exit(EXIT_INTERRUPTED)
     except Stop as exc:
@@ -522,6 +523,7 @@ def explore(puzzle: str, goal: Optional[str], out_dir: Optional[Path], resume: b
                 if save_path is not None:
                     _save_tablebase(p, result, save_path)
         except KeyboardInterrupt:
+            quiet_finalizers()
             err.print(f"stopped: interrupted; {_saved_layer(out_dir)}",
                       markup=False)
             raise Stop(EXIT_INTERRUPTED)

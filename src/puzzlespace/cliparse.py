@@ -86,6 +86,7 @@ class Group(click.Group):
             click.echo(f"error: {_plain(exc.format_message())}", err=True)
             code = EXIT_USAGE
         except KeyboardInterrupt:
+            quiet_finalizers()
             click.echo("stopped: interrupted", err=True)
             code = EXIT_INTERRUPTED
         except OSError as exc:  # the output itself failed (a full disk, a closed pipe)
@@ -94,6 +95,13 @@ class Group(click.Group):
         if standalone_mode:
             sys.exit(code)
         return code
+
+
+def quiet_finalizers() -> None:
+    """Say nothing, from now on, of errors in objects' finalizers: after a Ctrl-C, objects
+    it left half made (numba's and LLVM's, loading or compiling code) fail in theirs, and
+    the one line that says the run stopped is all there is to say."""
+    sys.unraisablehook = lambda unraisable: None
 
 
 def _plain(message: str) -> str:
