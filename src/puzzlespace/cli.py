@@ -593,7 +593,8 @@ def _segments_made(p: Puzzle, asked: int, resumed: Optional[Path], workers: bool
     made = len(segment_bounds(index, asked))
     if made == asked:
         return None
-    cut = f"{p.spec}'s ranks, cut at multiples of {segment_align(index):,}, make {made} segment{'s' if made != 1 else ''}"
+    cut = (f"{p.spec}'s ranks, cut at multiples of {segment_align(index):,}, make {made} "
+           f"segment{'s' if made != 1 else ''}")
     if workers:
         return f"--workers {asked}: {cut}; the other workers stay idle"
     return f"--segments {asked}: {cut}; exploring in {made}"
@@ -632,18 +633,18 @@ def _segments(p: Puzzle, out_dir: Optional[Path], resume: bool, threads: Optiona
         return 0
     index = p.state_index()
     threads = threads or os.cpu_count() or 1
+    tables = 2 if tablebase else 1
     if resume:
         if not checkpoint_is_segmented(out_dir):
             return 0
         if limit:
-            check_resumed_memory(index, out_dir, threads, 2 if tablebase else 1, limit, marks)
+            check_resumed_memory(index, out_dir, threads, tables, limit, marks)
         return -1
     if asked:
-        fewest = segments_to_fit(index, threads, 2 if tablebase else 1, limit, marks) if limit else 1
+        fewest = segments_to_fit(index, threads, tables, limit, marks) if limit else 1
         if fewest > asked:
             raise PuzzleError(f"--max-memory {human(limit)} needs {fewest} segments or more, not {asked}")
         return asked
-    tables = 2 if tablebase else 1
     in_memory = current_rss() + engine.plan(index, threads, True, tables).memory
     if limit is None or in_memory <= limit:
         return 0
@@ -676,7 +677,8 @@ def _explore_on_cluster(p: Puzzle, workers: Optional[int], scheduler: Optional[s
                               "--workers or --scheduler")
     if workers is not None:
         each = max(1, (os.cpu_count() or 1) // workers) if threads is None else threads
-        share = cluster.worker_memory(limit, workers, p.state_index().size, tablebase and out_dir is None) if limit else None
+        gathers = tablebase and out_dir is None
+        share = cluster.worker_memory(limit, workers, p.state_index().size, gathers) if limit else None
         connect = cluster.local_cluster(workers, each, share, puzzle=p)
     else:
         connect = cluster.remote_cluster(scheduler)
@@ -763,7 +765,8 @@ def _print_exploration(p: Puzzle, r) -> None:
     out.print(table)
     out.print(f"states: {r.states:,}   God's number: {r.max_depth}   antipodes: {r.antipode_count:,}", markup=False)
     threads = f"{r.threads} thread{'s' if r.threads != 1 else ''}"
-    out.print(f"time: {r.seconds:.2f} s on {threads}   peak memory: {r.peak_memory_bytes / 2**20:.0f} MiB", markup=False)
+    out.print(f"time: {r.seconds:.2f} s on {threads}   peak memory: {r.peak_memory_bytes / 2**20:.0f} MiB",
+              markup=False)
     if r.antipodes:
         shown = r.antipodes
         out.print(f"antipodes ({len(shown)} of {r.antipode_count:,}):", markup=False)

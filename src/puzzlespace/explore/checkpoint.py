@@ -181,6 +181,15 @@ RERUN = "start again with --force (without --resume)"
 RESUME_NEEDS_OUT = "--resume needs --out DIR (the checkpoint directory)"
 
 
+def holds_layer(found: list[int], counts: list[int], following: int = 0) -> bool:
+    """Whether an exploration's table whose entries hold 0, 1, 2 and 3 as many times as
+    ``found`` says is at layer ``len(counts) - 1`` as ``counts`` say: that layer's states
+    its frontier, ``following`` states of the next, the earlier layers' closed."""
+    depth = len(counts) - 1
+    return (found[layer_value(depth)] == (counts[-1] if counts else 0) and found[layer_value(depth + 1)] == following
+            and found[CLOSED] == sum(counts[:-1]))
+
+
 def load(directory: Path, puzzle: str, goal: list[int], scheme: str, size: int, with_tablebase: bool):
     """The manifest, table and tablebase (None unless ``with_tablebase``) of an exploration's
     checkpoint that matches this run, each verified, or a clear error."""
@@ -204,9 +213,7 @@ def load(directory: Path, puzzle: str, goal: list[int], scheme: str, size: int, 
                           "tablebase; resume without --save, or start again")
     nbytes = table_bytes(size)
     table = read_array(directory, data, "table", nbytes, RERUN)
-    found = value_counts(table, size)
-    frontier, other = layer_value(depth), layer_value(depth + 1)
-    if found[frontier] != counts[-1] or found[other] != 0 or found[CLOSED] != sum(counts[:-1]):
+    if not holds_layer(value_counts(table, size), counts):
         raise PuzzleError(f"checkpoint in {str(directory)!r} is corrupt (its table does not hold the states its "
                           f"depth counts say); {RERUN}")
     tablebase = None

@@ -133,8 +133,9 @@ def local_cluster(workers: int, threads: int = 1, memory_limit: int | None = Non
     """A client of a new cluster of ``workers`` processes on this machine, ``threads``
     threads and ``memory_limit`` bytes (default: this machine's memory shared out) each;
     closed on exit. Workers neither pause nor spill: the segments they hold are not
-    Dask's data; their nannies restart them past :data:`RESTART_AT` of their limit. Nor do they sample their threads' stacks every 10 ms for Dask's
-    profiler, which sees nothing of the compiled code the tasks run.
+    Dask's data; their nannies restart them past :data:`RESTART_AT` of their limit. Nor
+    do they sample their threads' stacks every 10 ms for Dask's profiler, which sees
+    nothing of the compiled code the tasks run.
 
     The workers never take a Ctrl-C (SIGINT) of their own: a terminal sends it to every
     process of its foreground group, and the client, which takes it, stops them itself.
@@ -553,10 +554,11 @@ def explore_distributed(
     owner = lambda segs: [_owner(s.k, owners, on_disks, out) for s in segs]  # noqa: E731
 
     def check(segs: list[Segment]) -> None:
-        if keep_table and out is None and table_bytes(index.size) > available_memory():
-            raise PuzzleError(f"without --out the tablebase ({human(table_bytes(index.size))}) is gathered in this "
-                              f"process, which has {human(available_memory())} of memory available; give --out DIR "
-                              "(it is then written a segment at a time)")
+        gathered, available = table_bytes(index.size) if keep_table and out is None else 0, available_memory()
+        if gathered > available:
+            raise PuzzleError(f"without --out the tablebase ({human(gathered)}) is gathered in this process, which "
+                              f"has {human(available)} of memory available; give --out DIR (it is then written a "
+                              "segment at a time)")
         check_worker_memory(segs, owner(segs), lines, tables, out is not None)
         if local and not resume:
             _check_disks(client, segs, owner(segs), out, tables)
@@ -615,8 +617,7 @@ def _cluster_kept(client, depth: Callable[[], int], left: Callable[[], str]):
         if not lost and not isinstance(exc, (_distributed().comm.CommClosedError, ConnectionError, TimeoutError)):
             raise
         what = "the Dask scheduler" if lost else "a connection of the Dask cluster"
-        when = f"during layer {depth()}" if depth() >= 0 else "while starting"
-        raise PuzzleError(f"lost {what} {when} ({exc}); {_lost_message([], depth(), left())}") from None
+        raise PuzzleError(f"lost {what} {_when(depth())} ({exc}); {_lost_message([], depth(), left())}") from None
 
 
 def _shared(client, workers: Sequence[str], out: Path) -> bool:
@@ -1005,9 +1006,8 @@ class _Run:
         try:
             seen = workers_seen(self.client, SCHEDULER_WAIT)
         except (TimeoutError, asyncio.TimeoutError):  # one class from Python 3.11 on
-            when = f"during layer {depth}" if depth >= 0 else "while starting"
-            raise PuzzleError(f"the Dask scheduler has not answered for {SCHEDULER_WAIT:g} s {when} (stopped, or its "
-                              f"machine frozen); {self.left()}") from None
+            raise PuzzleError(f"the Dask scheduler has not answered for {SCHEDULER_WAIT:g} s {_when(depth)} (stopped, "
+                              f"or its machine frozen); {self.left()}") from None
         lost = sorted(self.workers - set(seen))
         if lost:
             raise WorkerLost(_lost_message(lost, depth, self.left()))
@@ -1021,7 +1021,7 @@ class _Run:
         idle = [w for w, running in self.client.run(_running, workers=paused).items() if not running]
         if idle:
             raise WorkerPaused(f"worker{'s' * (len(idle) > 1)} {', '.join(idle)} paused "
-                               f"{f'during layer {depth}' if depth >= 0 else 'while starting'}, its memory past "
+                               f"{_when(depth)}, its memory past "
                                "Dask's pause line (a fraction of its limit; the segments a worker holds stay in "
                                f"it), and a paused worker starts no task; start the workers with {NO_PAUSE} (see "
                                f"docs/scaling.md) or give them more memory; {_lost_message([], depth, self.left())}")
@@ -1106,9 +1106,13 @@ def _lost_message(lost: list[str], depth: int, then: str) -> str:
     during pass ``depth`` (-1: while starting), which leaves ``then`` (see :func:`_left`)."""
     if not lost:
         return then
-    when = f"during layer {depth}" if depth >= 0 else "while starting"
-    return (f"worker {', '.join(lost)} left the cluster {when} (killed, over its memory limit or its machine "
+    return (f"worker {', '.join(lost)} left the cluster {_when(depth)} (killed, over its memory limit or its machine "
             f"gone) and took its segments with it; {then}")
+
+
+def _when(depth: int) -> str:
+    """When in a run pass ``depth`` is (-1: starting), as a message says it."""
+    return f"during layer {depth}" if depth >= 0 else "while starting"
 
 
 def _raise_remote(future, depth: int, left: str) -> None:
@@ -1309,8 +1313,7 @@ def _open(token: str, client: str, puzzle: Puzzle, goal: int, s: Segment, starts
             files, values = {}, resumed_values(s, store, keep_table)
         if out is not None:
             os.sync()
-    return {"files": files, "carried": store.carried.get(s.k, 0), "threads": held.threads,
-            "values": values}
+    return {"files": files, "carried": store.carried.get(s.k, 0), "threads": held.threads, "values": values}
 
 
 def _visit(token: str, k: int, depth: int, room: int, receive: bool, _after, senders: list[int], *parts) -> dict:

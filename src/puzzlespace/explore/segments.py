@@ -49,7 +49,7 @@ import numba as nb
 import numpy as np
 
 from .._version import __version__
-from ..bits import (BLOCK_BITS, CLOSED, MERGE_PREFETCH, close_and_step, close_layer, copy_layer,
+from ..bits import (BLOCK_BITS, MERGE_PREFETCH, close_and_step, close_layer, copy_layer,
                     first_in_layer, layer_value, mark_state, merge_marks, new_blocks, new_table, prefetch, set2,
                     table_bytes, value_counts)
 from ..contracts import PuzzleRules as Puzzle
@@ -59,6 +59,7 @@ from . import checkpoint
 from .engine import (ExploreResult, buffer_sizes, check_all_reached, chunk_spans, expand_chunks, kernel_of, load_walk,
                      new_buffers, refuse_to_replace_checkpoint)
 from .packing import pack_marks, read_blocks, unpack_marks, write_block
+from .tablebase import holds_depths
 
 FORMAT = "puzzlespace-segments/2"
 #: Marks in flight to other segments, kept in memory before they are appended to their files.
@@ -870,17 +871,18 @@ def check_resumed(out: Path, counts: list[int], sizes: dict[int, int], carried: 
                   values: dict[int, list[list[int]]]) -> None:
     """Refuse a checkpoint of layer ``len(counts) - 1`` whose segment tables do not hold
     the states its manifest says: in each segment ``k`` (its :func:`resumed_values`),
-    ``sizes[k]`` states of that layer and ``carried[k]`` of the next, the earlier layers
-    closed (as many in all as their counts) and the rest unseen; in the tablebase parts,
-    every layer so far by its depth mod 3."""
-    depth, size = len(counts) - 1, sum(sum(v[0]) for v in values.values())
-    ok = sizes.keys() <= values.keys() and carried.keys() <= values.keys() and sum(sizes.values()) == (counts[-1] if counts else 0) and sum(v[0][CLOSED] for v in values.values()) == sum(
-        counts[:-1])
-    for k, (table, *tablebase) in values.items():
-        ok &= table[layer_value(depth)] == sizes.get(k, 0) and table[layer_value(depth + 1)] == carried.get(k, 0)
-    if ok and any(len(v) > 1 for v in values.values()):
-        found = [sum(v[1][r] for v in values.values()) for r in range(4)]
-        ok = found == [sum(counts[r::3]) for r in range(3)] + [size - sum(counts)]
+    ``sizes[k]`` states of that layer and ``carried[k]`` of the next; in all, the table a
+    one-process checkpoint would hold (:func:`~puzzlespace.explore.checkpoint.holds_layer`)
+    and, with tablebase parts, the tablebase
+    (:func:`~puzzlespace.explore.tablebase.holds_depths`)."""
+    depth = len(counts) - 1
+    parts = len(next(iter(values.values())))  # the table, and the tablebase part if kept
+    summed = [[sum(v[part][i] for v in values.values()) for i in range(4)] for part in range(parts)]
+    ok = (sizes.keys() <= values.keys() and carried.keys() <= values.keys()
+          and all(v[0][layer_value(depth)] == sizes.get(k, 0) and v[0][layer_value(depth + 1)] == carried.get(k, 0)
+                  for k, v in values.items())
+          and checkpoint.holds_layer(summed[0], counts, sum(carried.values()))
+          and all(holds_depths(tablebase, counts) for tablebase in summed[1:]))
     if not ok:
         raise PuzzleError(f"checkpoint in {str(out)!r} is corrupt (its segment tables do not hold the states its "
                           f"manifest says); {checkpoint.RERUN}")

@@ -50,11 +50,17 @@ def save(path: str | Path, puzzle: Puzzle, index, table, depth_counts: list[int]
 
 
 def check_consistent(table: np.ndarray, size: int, depth_counts: list[int]) -> bool:
-    """Whether a depth-mod-3 table holds exactly the positions its depth counts say: for each
-    residue r, as many entries r as positions at depths d = r (mod 3), the rest 3."""
-    counts = value_counts(table, size)
+    """Whether a depth-mod-3 table holds exactly the positions its depth counts say (see
+    :func:`holds_depths`)."""
+    return holds_depths(value_counts(table, size), depth_counts)
+
+
+def holds_depths(found: list[int], depth_counts: list[int]) -> bool:
+    """Whether a depth-mod-3 table whose entries hold 0, 1, 2 and 3 as many times as
+    ``found`` says holds the positions ``depth_counts`` says: for each residue r, as many
+    entries r as positions at depths d = r (mod 3), the rest 3."""
     want = [sum(depth_counts[r::3]) for r in range(3)]
-    return counts[:3] == want and counts[3] == size - sum(depth_counts)
+    return found[:3] == want and found[3] == sum(found) - sum(depth_counts)
 
 
 @dataclass
