@@ -897,6 +897,72 @@ def test_a_scheduler_stopped_mid_run_stops_it(tmp_path, monkeypatch):
                         str(caught.value)), caught.value
 
 
+def test_a_request_of_the_cluster_is_answered_or_given_up_on(monkeypatch):
+    """``asked`` returns the request's answer or raises its error; while it waits, a
+    scheduler that does not answer a check, or a worker it waits on that has left the
+    cluster, ends the wait with Unanswered, which says which."""
+    from puzzlespace.explore import cluster
+
+    monkeypatch.setattr(cluster, "POLL", 0.01)
+    forever = threading.Event()
+
+    class Client:
+        def __init__(self, seen):
+            self.seen = seen
+
+        def run_on_scheduler(self, function, callback_timeout):
+            if self.seen is None:
+                raise TimeoutError
+            return {w: {} for w in self.seen}
+
+    assert cluster.asked(Client(None), lambda: 7) == 7
+    with pytest.raises(KeyError, match="mine"):
+        cluster.asked(Client(None), lambda: {}["mine"])
+    with pytest.raises(cluster.Unanswered) as caught:
+        cluster.asked(Client(["tcp://a:1"]), forever.wait, ["tcp://a:1", "tcp://b:2"])
+    assert caught.value.lost == ["tcp://b:2"] and str(caught.value) == "worker tcp://b:2 left the Dask cluster"
+    assert caught.value.saying(3, "run it again") == (
+        "worker tcp://b:2 left the cluster during layer 3 (killed, over its memory limit or its machine gone) and "
+        "took its segments with it; run it again")
+    with pytest.raises(cluster.Unanswered) as caught:
+        cluster.asked(Client(None), forever.wait)
+    assert str(caught.value) == f"the Dask scheduler has not answered for {cluster.SCHEDULER_WAIT:g} s (stopped, or " \
+                                "its machine frozen)"
+    forever.set()
+
+
+@pytest.mark.parametrize("when", ["starting", "ending"])
+def test_a_scheduler_stopped_as_a_run_starts_or_ends_stops_it(tmp_path, monkeypatch, when):
+    """The calls a run makes to the cluster outside its passes (the workers, their
+    versions, settings and claims as it starts; dropping the files of the empty pass as
+    it ends) give up on a scheduler that stops answering, as the passes do, with the
+    line that says when and what is left, not a hang."""
+    from puzzlespace.explore import cluster
+
+    monkeypatch.setattr(cluster, "SCHEDULER_WAIT", 2.0)
+    last = len(reference("3x3").depth_counts)  # the pass over the first empty layer
+    with started_by_hand(tmp_path) as (address, scheduler):
+        def stop(depth, done, total, states):
+            if depth == last and done == total:
+                os.kill(scheduler.pid, signal.SIGSTOP)
+
+        try:
+            with remote_cluster(address) as client:
+                if when == "starting":
+                    os.kill(scheduler.pid, signal.SIGSTOP)
+                t0 = time.monotonic()
+                with pytest.raises(PuzzleError) as caught:
+                    explore_distributed(ps.load_puzzle("3x3"), client, out_dir=tmp_path / "ck", progress=stop)
+                assert time.monotonic() - t0 < 30
+                os.kill(scheduler.pid, signal.SIGCONT)  # for the client to close
+        finally:
+            os.kill(scheduler.pid, signal.SIGCONT)
+    said = {"starting": r"while starting \(stopped, or its machine frozen\); run it again",
+            "ending": rf"during layer {last} \(stopped, or its machine frozen\); the checkpoint of layer {last - 1} "
+                      r"in .* is intact: continue with --resume"}[when]
+    assert re.fullmatch(r"the Dask scheduler has not answered for 2 s " + said, str(caught.value)), caught.value
+
+
 def test_segments_kept_on_each_workers_own_disk(tmp_path, monkeypatch):
     """``out_dir`` a path each worker has on its own disk (here ``/proc/self/cwd/ck``, a
     path to each process's own ``ck``: each worker and this program run in a directory

@@ -352,6 +352,66 @@ def workers_seen(client, wait: float | None = None) -> dict[str, dict]:
     return client.run_on_scheduler(workers_of, callback_timeout=wait)  # a keyword of Dask's Client.sync
 
 
+def _seen(client) -> dict[str, dict]:
+    """:func:`workers_seen`, or :class:`Unanswered` when the scheduler has not answered
+    for :data:`SCHEDULER_WAIT` seconds."""
+    try:
+        return workers_seen(client, SCHEDULER_WAIT)
+    except (TimeoutError, asyncio.TimeoutError):  # one class from Python 3.11 on
+        raise Unanswered() from None
+
+
+class Unanswered(PuzzleError):
+    """A request of the cluster's that went unanswered: the scheduler silent for
+    :data:`SCHEDULER_WAIT` seconds (``lost`` empty), or workers it waited on gone
+    (``lost``, their addresses). A run says when, and what is left (:meth:`saying`)."""
+
+    def __init__(self, lost: Sequence[str] = ()):
+        self.lost = list(lost)
+        super().__init__(f"worker {', '.join(self.lost)} left the Dask cluster" if self.lost else _silent(""))
+
+    def saying(self, depth: int, left: str) -> str:
+        """The message of a run in pass ``depth`` (-1: starting) that leaves ``left`` (see
+        :func:`_left`)."""
+        return _lost_message(self.lost, depth, left) if self.lost else f"{_silent(' ' + _when(depth))}; {left}"
+
+
+def _silent(when: str) -> str:
+    """What :class:`Unanswered` says of a silent scheduler, ``when`` (" during layer 4", say)."""
+    return f"the Dask scheduler has not answered for {SCHEDULER_WAIT:g} s{when} (stopped, or its machine frozen)"
+
+
+def asked(client, request: Callable[[], object], workers: Sequence[str] = ()):
+    """``request()``: a call of ``client``'s that waits on the cluster (``Client.run``,
+    say), made in a thread of its own while this one checks the cluster every
+    :data:`POLL` seconds. :class:`Unanswered` once the scheduler has not answered a check
+    for :data:`SCHEDULER_WAIT` seconds, or one of ``workers`` (those the request waits on;
+    none named: every worker of the first check) has left the cluster; the thread is
+    then left waiting (a daemon). A frozen scheduler keeps its connections open, and
+    Dask's calls have no limit of their own but for their results' size."""
+    done, answer = threading.Event(), []
+
+    def call() -> None:
+        try:
+            answer.append((True, request()))
+        except BaseException as exc:  # noqa: BLE001 - raised again in the asking thread
+            answer.append((False, exc))
+        finally:
+            done.set()
+
+    threading.Thread(target=call, daemon=True, name="puzzlespace-request").start()
+    waited_on = set(workers)
+    while not done.wait(POLL):
+        seen = _seen(client)
+        waited_on = waited_on or set(seen)
+        if waited_on - set(seen):
+            raise Unanswered(sorted(waited_on - set(seen)))
+    ok, value = answer[0]
+    if not ok:
+        raise value
+    return value
+
+
 def check_installed(client) -> None:
     """Refuse a cluster whose workers cannot run this puzzlespace: a worker without it,
     or with another version (the tasks name its functions, which the workers import)."""
@@ -360,7 +420,7 @@ def check_installed(client) -> None:
         from puzzlespace._version import __version__ as installed
         return installed
 
-    for worker, got in sorted(client.run(version, on_error="return").items()):
+    for worker, got in sorted(asked(client, lambda: client.run(version, on_error="return")).items()):
         if isinstance(got, Exception):
             raise PuzzleError(f"worker {worker} cannot import puzzlespace ({type(got).__name__}: {got}); install "
                               f"puzzlespace {__version__} on every worker")
@@ -387,15 +447,18 @@ def drop_orphaned_runs(client) -> int:
             for name in [n for n, t in topics.items() if n.startswith(prefix) and not heard(t)]:
                 del topics[name]
 
-    client.run_on_scheduler(drop_unheard, _topic(""))
-    return sum(client.run(_drop_orphans, client.run_on_scheduler(clients)).values())
+    def drop() -> int:
+        client.run_on_scheduler(drop_unheard, _topic(""))
+        return sum(client.run(_drop_orphans, client.run_on_scheduler(clients)).values())
+
+    return asked(client, drop)
 
 
 def memory_lines(client) -> dict[str, MemoryLine]:
     """Each worker's :class:`MemoryLine`, by address and by name (either may name a
     worker): the lower of its pause line and, with a nanny, its nanny's restart line
     (the workers' own Dask settings)."""
-    seen, settings = workers_seen(client), client.run(_memory_settings)
+    seen, settings = asked(client, lambda: (workers_seen(client), client.run(_memory_settings)))
     lines = {}
     for address, w in seen.items():
         pause, terminate = settings.get(address, (0.8, 0.95))
@@ -540,12 +603,12 @@ def explore_distributed(
     t0 = time.perf_counter()
     index = puzzle.state_index()
     out = Path(out_dir).absolute() if out_dir is not None else None  # the same path for workers of other cwds
-    owners = list(workers or sorted(client.nthreads()))
-    if not owners:
-        raise PuzzleError("the Dask cluster has no workers; start some (see docs/scaling.md)")
     store = SegmentStore(out, keep_table)
     as_it_was = lambda: _left(out, None if resume else -1)  # noqa: E731 - nothing changed yet
     with _cluster_kept(client, lambda: -1, as_it_was):
+        owners = list(workers or sorted(asked(client, client.nthreads)))
+        if not owners:
+            raise PuzzleError("the Dask cluster has no workers; start some (see docs/scaling.md)")
         check_installed(client)
         drop_orphaned_runs(client)
         local = out is not None and not _shared(client, owners, out)
@@ -588,7 +651,7 @@ def explore_distributed(
                 depth += 1
             store.discard()
             if local:
-                client.run(_discard, run.token, workers=sorted(set(run.owners)))
+                asked(client, lambda: client.run(_discard, run.token, workers=sorted(run.workers)), run.workers)
             tablebase = None
             if keep_table and out is None:
                 tablebase = run.gather_whole("tb", segs, index.size)
@@ -612,6 +675,8 @@ def _cluster_kept(client, depth: Callable[[], int], left: Callable[[], str]):
     starting)."""
     try:
         yield
+    except Unanswered as exc:
+        raise (WorkerLost if exc.lost else PuzzleError)(exc.saying(depth(), left())) from None
     except OSError as exc:
         lost = client.status != "running"
         if not lost and not isinstance(exc, (_distributed().comm.CommClosedError, ConnectionError, TimeoutError)):
@@ -631,7 +696,8 @@ def _shared(client, workers: Sequence[str], out: Path) -> bool:
         raise PuzzleError(f"cannot write in {str(probe.parent)!r} for --out {str(out)!r} ({exc.strerror or exc})"
                           ) from None
     try:
-        return all(client.run(os.path.exists, str(probe), workers=list(workers)).values())
+        return all(asked(client, lambda: client.run(os.path.exists, str(probe), workers=list(workers)),
+                         workers).values())
     finally:
         probe.unlink()
 
@@ -648,12 +714,13 @@ def _segments_on_disks(client, workers: Sequence[str], out: Path, manifest: dict
     for name, crc in files.items():
         if checkpoint.SEGMENT_FILE.fullmatch(str(name)) and file_parts(name)[1] in named:
             named[file_parts(name)[1]][name] = crc
-    held = {w: set(got) for w, got in client.run(_segments_here, str(out), list(named.items()),
-                                                 workers=list(workers)).items()}
+    held = {w: set(got) for w, got in asked(client, lambda: client.run(
+        _segments_here, str(out), list(named.items()), workers=list(workers)), workers).items()}
     for k, mine in named.items():
         claims = [w for w in workers if k in held[w]]
         if len(claims) > 1:
-            for w, intact in client.run(_files_intact, str(out), mine, workers=claims).items():
+            checked = asked(client, lambda: client.run(_files_intact, str(out), mine, workers=claims), claims)
+            for w, intact in checked.items():
                 if not intact:
                     held[w].discard(k)
     return held
@@ -663,8 +730,8 @@ def _claim_on_workers(client, token: str, workers: Sequence[str], out: Path, emp
     """Hold ``out`` on each of ``workers`` (on its own disk) for the run ``token`` (see
     :func:`_claim`), with ``empty`` made empty of checkpoint files; PuzzleError naming a
     worker that cannot."""
-    for worker, done in client.run(_claim, token, client.id, str(out), empty, workers=workers,
-                                   on_error="return").items():
+    for worker, done in asked(client, lambda: client.run(_claim, token, client.id, str(out), empty,
+                                                         workers=workers, on_error="return"), workers).items():
         if isinstance(done, OSError):
             raise PuzzleError(f"worker {worker} cannot make or empty {str(out)!r} on its disk "
                               f"({done.strerror or done}); choose another --out")
@@ -703,7 +770,8 @@ def _check_disks(client, segs: Sequence[Segment], owners: Sequence[str], out: Pa
     for s in segs:
         need[owners[s.k]] = need.get(owners[s.k], 0) + s.hi - s.lo
     need = {w: disk_needed(size, tables) for w, size in need.items()}
-    for worker, free in client.run(checkpoint.disk_room, out, workers=sorted(need)).items():
+    rooms = asked(client, lambda: client.run(checkpoint.disk_room, out, workers=sorted(need)), list(need))
+    for worker, free in rooms.items():
         if free < need[worker]:
             raise PuzzleError(f"worker {worker}'s segment files need about {human(need[worker])} of disk in "
                               f"{str(out)!r} but only {human(free)} is free there; choose another --out, or use "
@@ -1004,10 +1072,9 @@ class _Run:
         paused (starting no task) with no task running for :data:`PAUSED_WAIT` seconds, or
         the scheduler has not answered for :data:`SCHEDULER_WAIT` seconds."""
         try:
-            seen = workers_seen(self.client, SCHEDULER_WAIT)
-        except (TimeoutError, asyncio.TimeoutError):  # one class from Python 3.11 on
-            raise PuzzleError(f"the Dask scheduler has not answered for {SCHEDULER_WAIT:g} s {_when(depth)} (stopped, "
-                              f"or its machine frozen); {self.left()}") from None
+            seen = _seen(self.client)
+        except Unanswered as exc:
+            raise PuzzleError(exc.saying(depth, self.left())) from None
         lost = sorted(self.workers - set(seen))
         if lost:
             raise WorkerLost(_lost_message(lost, depth, self.left()))
@@ -1018,7 +1085,8 @@ class _Run:
         self.paused_since = self.paused_since or time.monotonic()
         if time.monotonic() - self.paused_since < PAUSED_WAIT:
             return
-        idle = [w for w, running in self.client.run(_running, workers=paused).items() if not running]
+        running = asked(self.client, lambda: self.client.run(_running, workers=paused), paused)
+        idle = [w for w in paused if not running[w]]
         if idle:
             raise WorkerPaused(f"worker{'s' * (len(idle) > 1)} {', '.join(idle)} paused "
                                f"{_when(depth)}, its memory past "
@@ -1488,7 +1556,7 @@ def _release(token: str) -> None:
 
 def describe_workers(client) -> str:
     """The cluster in a line: workers, threads, memory."""
-    workers = workers_seen(client).values()
+    workers = _seen(client).values()
     threads = sum(w["nthreads"] for w in workers)
     memory = sum(w.get("memory_limit") or 0 for w in workers)
     return f"{len(workers)} workers, {threads} threads, {human(memory)} of memory"
