@@ -77,7 +77,7 @@ def _cluster(workers: int):
         yield None
         return
     sys.path.insert(0, str(ROOT / "src"))
-    from puzzlespace.explore.cluster import local_cluster
+    from puzzlespace.explore.dask_cluster import local_cluster
 
     with local_cluster(workers, threads=1) as client:
         yield client

@@ -3,7 +3,7 @@
 ``python bench/cluster_memory.py PUZZLE [--workers W] [--over GB]`` starts a local cluster
 of W worker processes of one thread (default 4), each limited to its share of the 2-bit
 table plus ``--over`` GB (default 0.5, the scale-out target; the nanny stops a worker
-past ``cluster.RESTART_AT`` of its limit), explores PUZZLE on it with ``explore_distributed`` (whose check
+past ``dask_cluster.RESTART_AT`` of its limit), explores PUZZLE on it with ``explore_distributed`` (whose check
 of each worker's memory counts no overhead here: the limit itself is what is
 measured), prints a line per layer and then one JSON
 object: the counts, the antipodes, the seconds, the largest worker's peak RSS and that
@@ -24,8 +24,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
 import puzzlespace as ps  # noqa: E402
 from puzzlespace.bits import table_bytes  # noqa: E402
-from puzzlespace.explore import cluster  # noqa: E402
-from puzzlespace.explore.cluster import explore_distributed, local_cluster  # noqa: E402
+from puzzlespace.explore import dask_cluster  # noqa: E402
+from puzzlespace.explore.cluster import explore_distributed  # noqa: E402
+from puzzlespace.explore.dask_cluster import local_cluster  # noqa: E402
 
 
 def main() -> None:
@@ -38,13 +39,13 @@ def main() -> None:
     share = -(-table_bytes(puzzle.state_index().size) // args.workers)
     limit = share + int(args.over * 1e9)
     print(f"{args.workers} workers, share {share:,} B, limit {limit:,} B (Dask stops a worker past "
-          f"{int(cluster.RESTART_AT * limit):,})", flush=True)
+          f"{int(dask_cluster.RESTART_AT * limit):,})", flush=True)
 
     def line(r) -> None:
         print(f"layer {r.depth}: {r.states:,} states, {r.bytes_between_workers:,} B between workers, "
               f"slowest {r.slowest_seconds:.2f} s", flush=True)
 
-    cluster.WORKER_OVERHEAD = 0  # refuse only a share past the restart line
+    dask_cluster.WORKER_OVERHEAD = 0  # refuse only a share past the restart line
     with local_cluster(args.workers, threads=1, memory_limit=limit) as client:
         t0 = time.perf_counter()
         result = explore_distributed(puzzle, client, layer_done=line)

@@ -20,7 +20,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
 import harness  # noqa: E402
 import puzzlespace as ps  # noqa: E402
-from puzzlespace.explore.cluster import explore_distributed, local_cluster  # noqa: E402
+from puzzlespace.explore.cluster import explore_distributed  # noqa: E402
+from puzzlespace.explore.dask_cluster import local_cluster  # noqa: E402
 
 
 def main() -> None:

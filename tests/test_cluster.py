@@ -23,8 +23,9 @@ from click.testing import CliRunner
 import puzzlespace as ps
 from puzzlespace.cli import app
 from puzzlespace.errors import PuzzleError
-from puzzlespace.explore import checkpoint
-from puzzlespace.explore.cluster import WorkerLost, explore_distributed, local_cluster, remote_cluster
+from puzzlespace.explore import checkpoint, cluster, cluster_tasks, dask_cluster
+from puzzlespace.explore.cluster import WorkerLost, explore_distributed
+from puzzlespace.explore.dask_cluster import local_cluster, remote_cluster
 from puzzlespace.explore.segments import FORMAT, explore_segmented, file_crc, file_parts
 from puzzlespace.resources import available_memory
 
@@ -63,7 +64,7 @@ def test_cluster_matches_the_engine(client, tmp_path, name, files):
 def test_a_local_cluster_batches_messages_briefly(client):
     """The streams of the cluster local_cluster starts wait STREAM_INTERVAL, not Dask's
     2 to 10 ms, to batch messages."""
-    from puzzlespace.explore.cluster import STREAM_INTERVAL
+    from puzzlespace.explore.dask_cluster import STREAM_INTERVAL
 
     assert client.scheduler_comm.interval == STREAM_INTERVAL
     assert set(client.run(lambda dask_worker: dask_worker.batched_stream.interval).values()) == {STREAM_INTERVAL}
@@ -81,7 +82,8 @@ def test_a_local_cluster_for_a_puzzle_compiles_its_code_once(tmp_path, puzzle):
 
     script = ("import sys\n"
               "import puzzlespace as ps\n"
-              "from puzzlespace.explore.cluster import explore_distributed, local_cluster\n"
+              "from puzzlespace.explore.cluster import explore_distributed\n"
+              "from puzzlespace.explore.dask_cluster import local_cluster\n"
               "def compiled(dask_worker=None):\n"
               "    from numba.core.registry import CPUDispatcher\n"
               "    return sum(sum(f.stats.cache_misses.values()) for name, module in list(sys.modules.items())\n"
@@ -129,15 +131,14 @@ def test_large_marks_taken_in_by_receive_tasks(client, monkeypatch, receive_at):
     flip:5x5 only, the others collected and merged by the visits): the same results,
     every byte checked. A chain a worker, one link a sending worker; the next visits do
     not wait on the takes themselves (which would hold their marks until they end)."""
-    from puzzlespace.explore import cluster
 
     used, chains = [], {}
     submit_receives, submit = cluster._Run._submit_receives, cluster._Run.submit
 
     def spy(run, function, *args, **kwargs):  # each receive: (target worker, pass) -> the senders of each link
-        if function is cluster._receive:
+        if function is cluster_tasks.receive_marks:
             chains.setdefault((run.owners[args[1][0]], args[2]), []).append(args[3])
-        if function is cluster._visit and not args[4]:  # merged before it: no take's marks held until it ends
+        if function is cluster_tasks.visit_segment and not args[4]:  # merged before it: no take's marks held until it ends
             assert not [f for f in args[5] if f.key.startswith("take-")]
         return submit(run, function, *args, **kwargs)
 
@@ -168,7 +169,6 @@ def test_large_marks_taken_in_by_receive_tasks(client, monkeypatch, receive_at):
 def test_passes_submitted_further_ahead_give_the_same(client, monkeypatch):
     """Two passes submitted before the client waits (and so a tail of two passes over
     empty layers after the last): the same results, with and without receives."""
-    from puzzlespace.explore import cluster
 
     monkeypatch.setattr(cluster, "AHEAD", 2)
     for receive_at in (0, cluster.RECEIVE_AT):
@@ -193,12 +193,11 @@ def test_marks_collected_a_worker_or_taken_by_each_visit_give_the_same(client, m
     """Up to DIRECT_SEGMENTS segments a visit takes its marks from the tasks that hold
     them, past it a collect a worker hands them over (0: always; 100: never): the same
     results on one to four workers, with several segments a worker."""
-    from puzzlespace.explore import cluster
 
     collects, submit = [0], cluster._Run.submit
 
     def spy(run, function, *args, **kwargs):
-        collects[0] += function is cluster._collect
+        collects[0] += function is cluster_tasks.collect_marks
         return submit(run, function, *args, **kwargs)
 
     monkeypatch.setattr(cluster, "DIRECT_SEGMENTS", direct)
@@ -312,7 +311,6 @@ def test_a_killed_worker_stops_the_run_and_resume_finishes_it(tmp_path, monkeypa
     """SIGKILL of a worker mid-run: a WorkerLost within 60 s; a worker killed as the
     resumed run opens its segments: a WorkerLost that says the checkpoint is still
     there; then --resume on a new cluster gives the engine's results."""
-    from puzzlespace.explore import cluster
 
     ref = reference("4x3")
     p = ps.load_puzzle("4x3")
@@ -463,7 +461,6 @@ def test_cli_cluster_errors(args, message):
 def test_a_tablebase_gathered_here_must_fit_this_process(client, monkeypatch):
     """Without --out the tablebase is gathered in this process: refused before the run
     when this machine has not the memory for it."""
-    from puzzlespace.explore import cluster
 
     monkeypatch.setattr(cluster, "available_memory", lambda: 40_000)  # 3x3's tablebase: 45,360 bytes
     with pytest.raises(PuzzleError, match=r"^without --out the tablebase \(44\.3 KiB\) is gathered in this process, "
@@ -479,7 +476,7 @@ def test_a_gathered_tablebase_comes_out_of_the_workers_share(tmp_path):
     tablebase at the end, so the workers share what is left; refused, before any worker
     starts, where that leaves them too little."""
     from puzzlespace.bits import table_bytes
-    from puzzlespace.explore.cluster import WORKER_OVERHEAD, worker_memory
+    from puzzlespace.explore.dask_cluster import WORKER_OVERHEAD, worker_memory
 
     size = ps.load_puzzle("6x2").state_index().size
     assert worker_memory(700 << 20, 2, size, False) == 350 << 20 > WORKER_OVERHEAD
@@ -526,9 +523,8 @@ def listener(answer: bytes | None):
 def test_a_scheduler_address_where_no_scheduler_answers_is_refused_in_seconds(monkeypatch, answer):
     """Dask's client can wait forever on a port that accepts its connection and never
     answers as Dask does; nothing listening is said at once, not after Dask's retries."""
-    from puzzlespace.explore import cluster
 
-    monkeypatch.setattr(cluster, "CONNECT_WAIT", 2.0)
+    monkeypatch.setattr(dask_cluster, "CONNECT_WAIT", 2.0)
     with listener(answer) as address:
         started = time.monotonic()
         result = run_cli(["explore", "3x2", "--scheduler", address])
@@ -594,7 +590,6 @@ def test_a_connection_lost_on_a_running_client_is_one_line(client, tmp_path, mon
     left, not an error on the segment files nor one on the output."""
     from distributed.comm import CommClosedError
 
-    from puzzlespace.explore import cluster
 
     def closed(*args, **kwargs):
         raise CommClosedError("in <TCP (closed) Scheduler Broadcast>: Stream is closed")
@@ -615,7 +610,6 @@ def test_a_connection_lost_on_a_running_client_is_one_line(client, tmp_path, mon
 def test_a_worker_out_of_memory_stops_the_run_with_a_message():
     """A worker without a memory limit that cannot allocate: a PuzzleError that says so,
     not the worker's traceback."""
-    from puzzlespace.explore import cluster
 
     class Failed:
         status, key = "error", "open-0-abc"
@@ -632,7 +626,6 @@ def test_a_visit_whose_report_never_comes_stops_the_run(monkeypatch):
     """A visit seen finished whose report (a Dask event) does not arrive: a PuzzleError
     after REPORT_WAIT seconds, not a hang; a report that comes is read once and the
     visit let go."""
-    from puzzlespace.explore import cluster
 
     class Client:
         def subscribe_topic(self, topic, handler):
@@ -688,14 +681,13 @@ def test_cli_refuses_to_resume_no_checkpoint_on_a_cluster_before_it_starts(tmp_p
 def test_the_run_is_not_left_on_the_workers(client):
     explore_distributed(ps.load_puzzle("3x2"), client, segments=2)
     assert all(not held for held in client.run(lambda: len(
-        __import__("puzzlespace.explore.cluster", fromlist=["_HELD"])._HELD)).values())
+        __import__("puzzlespace.explore.cluster_tasks", fromlist=["_HELD"])._HELD)).values())
 
 
 @pytest.mark.parametrize("receive_at", [0, 1 << 40])
 def test_a_run_stopped_midway_leaves_the_cluster_usable(client, monkeypatch, receive_at):
     """An error in the client mid-run (as Ctrl-C would) lets go of every task, with or
     without receive tasks; no task is left on the scheduler and the next run is exact."""
-    from puzzlespace.explore import cluster
 
     def stop(depth, done, segments, states):
         if depth == 12:
@@ -739,7 +731,6 @@ def test_a_worker_that_pauses_stops_the_run_with_a_message(monkeypatch):
     process itself takes, and no overhead counted) stops with that message, not a hang."""
     import dask
 
-    from puzzlespace.explore import cluster
 
     settings = {"distributed.worker.memory.pause": 0.02, "distributed.worker.memory.spill": False,
                 "distributed.worker.memory.target": False}
@@ -747,14 +738,14 @@ def test_a_worker_that_pauses_stops_the_run_with_a_message(monkeypatch):
         local = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, memory_limit="2GB",
                                          dashboard_address=":0", silence_logs=50)
     with local, distributed.Client(local) as client:
-        lines = cluster.memory_lines(client)
+        lines = dask_cluster.memory_lines(client)
         assert {line.pauses for line in lines.values()} == {True}
         assert {line.at for line in lines.values()} == {40_000_000}
         with pytest.raises(PuzzleError, match=r"memory limit of 1\.9 GiB leaves no room for segments \(Dask pauses "
                                               r"it at 2% of it.*start the workers with DASK_DISTRIBUTED__WORKER__"
                                               r"MEMORY__PAUSE=False \(see docs/scaling\.md\)"):
             explore_distributed(ps.load_puzzle("4x3"), client)
-        monkeypatch.setattr(cluster, "WORKER_OVERHEAD", 0)
+        monkeypatch.setattr(dask_cluster, "WORKER_OVERHEAD", 0)
         monkeypatch.setattr(cluster, "PAUSED_WAIT", 1.0)
         t0 = time.monotonic()
         with pytest.raises(cluster.WorkerPaused, match=r"paused (while starting|during layer \d+), its memory past "
@@ -767,17 +758,16 @@ def test_every_worker_is_seen_and_each_runs_this_version(monkeypatch):
     """More than five workers (some versions of Dask list five by default) all count in
     the memory check and the cluster's line; a worker with another version of
     puzzlespace, or none, is refused in a line."""
-    from puzzlespace.explore import cluster
 
     with distributed.LocalCluster(n_workers=7, threads_per_worker=1, processes=False, memory_limit="1GB",
                                   dashboard_address=":0", silence_logs=50) as local, \
             distributed.Client(local) as client:
-        assert len(cluster.workers_seen(client)) == 7
-        assert len({line for line in cluster.memory_lines(client).values()}) == 1
-        assert len(cluster.memory_lines(client)) == 14  # by address and by name
-        assert cluster.describe_workers(client) == "7 workers, 7 threads, 6.5 GiB of memory"
-        cluster.check_installed(client)
-        monkeypatch.setattr(cluster, "__version__", "0.0.1")
+        assert len(dask_cluster.workers_seen(client)) == 7
+        assert len({line for line in dask_cluster.memory_lines(client).values()}) == 1
+        assert len(dask_cluster.memory_lines(client)) == 14  # by address and by name
+        assert dask_cluster.describe_workers(client) == "7 workers, 7 threads, 6.5 GiB of memory"
+        dask_cluster.check_installed(client)
+        monkeypatch.setattr(dask_cluster, "__version__", "0.0.1")
         with pytest.raises(PuzzleError, match=r"worker \S+ runs puzzlespace \S+, this program 0\.0\.1: run "
                                               r"the same version on every worker"):
             explore_distributed(ps.load_puzzle("2x2"), client)
@@ -788,7 +778,7 @@ def test_every_worker_is_seen_and_each_runs_this_version(monkeypatch):
 
     with pytest.raises(PuzzleError, match=r"worker tcp://w:1 cannot import puzzlespace \(ModuleNotFoundError: No "
                                           r"module named 'puzzlespace'\); install puzzlespace 0\.0\.1 on every"):
-        cluster.check_installed(Client())
+        dask_cluster.check_installed(Client())
 
 
 @contextlib.contextmanager
@@ -830,12 +820,11 @@ def test_a_cluster_started_by_hand_as_the_docs_say(tmp_path):
     """``explore --scheduler`` with ``--out`` on the recipe's cluster: the same JSON as in
     memory, on workers that do not pause, restarted by their nannies only past RESTART_AT
     of their limit (as the workers --workers starts)."""
-    from puzzlespace.explore import cluster
 
     with started_by_hand(tmp_path) as (address, _):
         with distributed.Client(address) as client:
-            assert {(line.fraction, line.pauses) for line in cluster.memory_lines(client).values()} == {
-                (cluster.RESTART_AT, False)}
+            assert {(line.fraction, line.pauses) for line in dask_cluster.memory_lines(client).values()} == {
+                (dask_cluster.RESTART_AT, False)}
         got = run_cli(["explore", "3x3", "--scheduler", address, "--out", str(tmp_path / "ck"), "--json",
                        "--progress"])
     assert got.exit_code == 0, got.output
@@ -875,9 +864,8 @@ def test_a_scheduler_stopped_mid_run_stops_it(tmp_path, monkeypatch):
     """A scheduler that stops answering (SIGSTOP: its connections stay open) ends the run
     once it has not answered a check of the workers for SCHEDULER_WAIT seconds, with the
     line that says so and what is left, not a hang."""
-    from puzzlespace.explore import cluster
 
-    monkeypatch.setattr(cluster, "SCHEDULER_WAIT", 2.0)
+    monkeypatch.setattr(dask_cluster, "SCHEDULER_WAIT", 2.0)
     with started_by_hand(tmp_path) as (address, scheduler):
         def stop(depth, done, total, states):
             if depth == 10:
@@ -900,10 +888,9 @@ def test_a_scheduler_stopped_mid_run_stops_it(tmp_path, monkeypatch):
 def test_a_request_of_the_cluster_is_answered_or_given_up_on(monkeypatch):
     """``asked`` returns the request's answer or raises its error; while it waits, a
     scheduler that does not answer a check, or a worker it waits on that has left the
-    cluster, ends the wait with Unanswered, which says which."""
-    from puzzlespace.explore import cluster
-
-    monkeypatch.setattr(cluster, "POLL", 0.01)
+    cluster, ends the wait with Unanswered, which says which (and a run, when, and what
+    it leaves)."""
+    monkeypatch.setattr(dask_cluster, "POLL", 0.01)
     forever = threading.Event()
 
     class Client:
@@ -915,19 +902,22 @@ def test_a_request_of_the_cluster_is_answered_or_given_up_on(monkeypatch):
                 raise TimeoutError
             return {w: {} for w in self.seen}
 
-    assert cluster.asked(Client(None), lambda: 7) == 7
+    assert dask_cluster.asked(Client(None), lambda: 7) == 7
     with pytest.raises(KeyError, match="mine"):
-        cluster.asked(Client(None), lambda: {}["mine"])
-    with pytest.raises(cluster.Unanswered) as caught:
-        cluster.asked(Client(["tcp://a:1"]), forever.wait, ["tcp://a:1", "tcp://b:2"])
+        dask_cluster.asked(Client(None), lambda: {}["mine"])
+    with pytest.raises(dask_cluster.Unanswered) as caught:
+        dask_cluster.asked(Client(["tcp://a:1"]), forever.wait, ["tcp://a:1", "tcp://b:2"])
     assert caught.value.lost == ["tcp://b:2"] and str(caught.value) == "worker tcp://b:2 left the Dask cluster"
-    assert caught.value.saying(3, "run it again") == (
+    said = cluster._unanswered(caught.value, 3, "run it again")
+    assert isinstance(said, WorkerLost) and str(said) == (
         "worker tcp://b:2 left the cluster during layer 3 (killed, over its memory limit or its machine gone) and "
         "took its segments with it; run it again")
-    with pytest.raises(cluster.Unanswered) as caught:
-        cluster.asked(Client(None), forever.wait)
-    assert str(caught.value) == f"the Dask scheduler has not answered for {cluster.SCHEDULER_WAIT:g} s (stopped, or " \
-                                "its machine frozen)"
+    with pytest.raises(dask_cluster.Unanswered) as caught:
+        dask_cluster.asked(Client(None), forever.wait)
+    silent = f"the Dask scheduler has not answered for {dask_cluster.SCHEDULER_WAIT:g} s"
+    assert str(caught.value) == f"{silent} (stopped, or its machine frozen)"
+    assert str(cluster._unanswered(caught.value, -1, "run it again")) == (
+        f"{silent} while starting (stopped, or its machine frozen); run it again")
     forever.set()
 
 
@@ -937,9 +927,8 @@ def test_a_scheduler_stopped_as_a_run_starts_or_ends_stops_it(tmp_path, monkeypa
     versions, settings and claims as it starts; dropping the files of the empty pass as
     it ends) give up on a scheduler that stops answering, as the passes do, with the
     line that says when and what is left, not a hang."""
-    from puzzlespace.explore import cluster
 
-    monkeypatch.setattr(cluster, "SCHEDULER_WAIT", 2.0)
+    monkeypatch.setattr(dask_cluster, "SCHEDULER_WAIT", 2.0)
     last = len(reference("3x3").depth_counts)  # the pass over the first empty layer
     with started_by_hand(tmp_path) as (address, scheduler):
         def stop(depth, done, total, states):
@@ -1004,7 +993,6 @@ def test_segments_on_workers_own_disks_refused_without_room_or_found_nowhere():
     """On the workers' own disks, a worker whose disk cannot hold its segments' files is
     named before anything is made, and a resumed segment whose files no worker has is
     named rather than started anew."""
-    from puzzlespace.explore import cluster
     from puzzlespace.explore.segments import Segment
 
     class Client:
@@ -1046,10 +1034,9 @@ def test_a_killed_clients_run_is_dropped_from_the_workers_by_the_next(client):
     run: its segments would stay in the workers' memory as long as they live. The next
     run on the cluster drops them as it starts, and leaves nothing itself; nor do the
     runs' reports stay on the scheduler."""
-    from puzzlespace.explore import cluster
 
     runs = lambda: [c for got in client.run(lambda: [held.client for held in  # noqa: E731
-                    __import__("puzzlespace.explore.cluster", fromlist=["_HELD"])._HELD.values()]).values() for c in got]
+                    __import__("puzzlespace.explore.cluster_tasks", fromlist=["_HELD"])._HELD.values()]).values() for c in got]
     held = lambda: len(runs())  # noqa: E731
     clients = lambda: client.run_on_scheduler(lambda dask_scheduler: len(dask_scheduler.clients))  # noqa: E731
     before = clients()
@@ -1078,57 +1065,56 @@ def test_a_workers_directory_is_held_by_one_run_at_a_time(tmp_path):
     there (and, fresh, empty it first) is refused, naming the worker; so is a worker that
     cannot make or empty it (a read-only disk, say), not as an error on this program's
     output."""
-    from puzzlespace.explore import cluster
 
     out = str(tmp_path / "ck")
     (tmp_path / "ck").mkdir()
     (tmp_path / "ck" / "seg-0-0.bin").write_bytes(b"A's")
-    cluster._claim("A", "client-a", out, False)
-    cluster._claim("A", "client-a", str(tmp_path / "." / "ck"), False)  # its own: again, by any path
+    cluster_tasks.claim_dir("A", "client-a", out, False)
+    cluster_tasks.claim_dir("A", "client-a", str(tmp_path / "." / "ck"), False)  # its own: again, by any path
     with pytest.raises(PuzzleError, match="another exploration keeps its segments in .* there; choose another --out"):
-        cluster._claim("B", "client-b", out, True)
+        cluster_tasks.claim_dir("B", "client-b", out, True)
     assert (tmp_path / "ck" / "seg-0-0.bin").exists()
-    assert cluster._drop_orphans(["client-a", "client-b"]) == 0
-    assert cluster._drop_orphans(["client-b"]) == 1  # A's client is gone: B may have it
-    cluster._claim("B", "client-b", out, True)
+    assert cluster_tasks.drop_orphans(["client-a", "client-b"]) == 0
+    assert cluster_tasks.drop_orphans(["client-b"]) == 1  # A's client is gone: B may have it
+    cluster_tasks.claim_dir("B", "client-b", out, True)
     assert not (tmp_path / "ck" / "seg-0-0.bin").exists()
-    cluster._release("B")
-    assert not cluster._CLAIMS and not list((tmp_path / "ck").glob(".claim*"))
+    cluster_tasks.release_run("B")
+    assert not cluster_tasks._CLAIMS and not list((tmp_path / "ck").glob(".claim*"))
 
     # Another process of this machine (another cluster's worker) holding it for its run:
     # refused here too, but not for the same run; once that process is killed, free.
-    other = subprocess.Popen([sys.executable, "-c", "import sys; from puzzlespace.explore import cluster; "
-                              f"cluster._claim('D', 'client-d', {out!r}, False); print('held', flush=True); "
+    other = subprocess.Popen([sys.executable, "-c", "import sys; from puzzlespace.explore import cluster_tasks; "
+                              f"cluster_tasks.claim_dir('D', 'client-d', {out!r}, False); print('held', flush=True); "
                               "sys.stdin.read()"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         assert other.stdout.readline() == "held\n"
         with pytest.raises(PuzzleError, match="another exploration keeps its segments in .* there"):
-            cluster._claim("E", "client-e", out, True)
-        assert not cluster._CLAIMS
-        cluster._claim("D", "client-d", out, False)
-        cluster._release("D")
+            cluster_tasks.claim_dir("E", "client-e", out, True)
+        assert not cluster_tasks._CLAIMS
+        cluster_tasks.claim_dir("D", "client-d", out, False)
+        cluster_tasks.release_run("D")
         assert (tmp_path / "ck" / ".claim-D").exists()  # the other process holds it still
     finally:
         other.kill()
         other.wait()
-    cluster._claim("E", "client-e", out, True)
+    cluster_tasks.claim_dir("E", "client-e", out, True)
     assert [p.name for p in (tmp_path / "ck").glob(".claim*")] == [".claim-E"]
-    cluster._release("E")
+    cluster_tasks.release_run("E")
 
     # Let go of whatever became of the directory: removed (not made again), or read-only.
-    cluster._claim("F", "client-f", out, True)
+    cluster_tasks.claim_dir("F", "client-f", out, True)
     shutil.rmtree(out)
-    cluster._release("F")
-    assert not cluster._CLAIMS and not (tmp_path / "ck").exists()
-    cluster._claim("G", "client-g", out, True)
+    cluster_tasks.release_run("F")
+    assert not cluster_tasks._CLAIMS and not (tmp_path / "ck").exists()
+    cluster_tasks.claim_dir("G", "client-g", out, True)
     os.chmod(out, 0o555)
     try:
-        cluster._release("G")  # its claim file cannot go (as root it can): the next claim removes it
-        cluster._claim("H", "client-h", out, False)
-        cluster._release("H")
+        cluster_tasks.release_run("G")  # its claim file cannot go (as root it can): the next claim removes it
+        cluster_tasks.claim_dir("H", "client-h", out, False)
+        cluster_tasks.release_run("H")
     finally:
         os.chmod(out, 0o755)
-    assert not cluster._CLAIMS
+    assert not cluster_tasks._CLAIMS
 
     class Client:
         id = "client-c"
@@ -1149,7 +1135,6 @@ def test_a_resume_on_workers_own_disks_takes_the_files_the_checkpoint_names(tmp_
     """Where several workers' own disks hold files of a segment (an earlier run's left on
     another worker), a resume gives the segment to the worker whose files match the
     manifest's CRC-32s; a segment whose files none has is refused."""
-    from puzzlespace.explore import cluster
     from puzzlespace.explore.segments import crc_text
 
     for worker, data in (("a", b"stale"), ("b", b"good")):

@@ -665,7 +665,7 @@ def _explore_on_cluster(p: Puzzle, workers: Optional[int], scheduler: Optional[s
                         antipodes: int, report, tablebase: bool, force: bool, log_layers: bool):
     """Explore on a Dask cluster: a new one on this machine (``workers`` processes) or
     the one at ``scheduler``; a line per layer on stderr when ``log_layers``."""
-    from .explore import cluster
+    from .explore import cluster, dask_cluster
     from .explore.checkpoint import RERUN, read_manifest
     from .explore.segments import checkpoint_is_segmented
     from .resources import human
@@ -678,10 +678,10 @@ def _explore_on_cluster(p: Puzzle, workers: Optional[int], scheduler: Optional[s
     if workers is not None:
         each = max(1, (os.cpu_count() or 1) // workers) if threads is None else threads
         gathers = tablebase and out_dir is None
-        share = cluster.worker_memory(limit, workers, p.state_index().size, gathers) if limit else None
-        connect = cluster.local_cluster(workers, each, share, puzzle=p)
+        share = dask_cluster.worker_memory(limit, workers, p.state_index().size, gathers) if limit else None
+        connect = dask_cluster.local_cluster(workers, each, share, puzzle=p)
     else:
-        connect = cluster.remote_cluster(scheduler)
+        connect = dask_cluster.remote_cluster(scheduler)
 
     def layer_done(r: "cluster.LayerReport") -> None:
         if log_layers:
@@ -691,7 +691,7 @@ def _explore_on_cluster(p: Puzzle, workers: Optional[int], scheduler: Optional[s
 
     with connect as client:
         if log_layers:
-            err.print(f"Dask cluster: {cluster.describe_workers(client)}", markup=False)
+            err.print(f"Dask cluster: {dask_cluster.describe_workers(client)}", markup=False)
         return cluster.explore_distributed(p, client, segments=segments, out_dir=out_dir, resume=resume,
                                            antipode_limit=antipodes, keep_table=tablebase, progress=report,
                                            layer_done=layer_done, force=force)
