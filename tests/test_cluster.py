@@ -138,7 +138,7 @@ def test_large_marks_taken_in_by_receive_tasks(client, monkeypatch, receive_at):
     def spy(run, function, *args, **kwargs):  # each receive: (target worker, pass) -> the senders of each link
         if function is cluster_tasks.receive_marks:
             chains.setdefault((run.owners[args[1][0]], args[2]), []).append(args[3])
-        if function is cluster_tasks.visit_segment and not args[4]:  # merged before it: no take's marks held until it ends
+        if function is cluster_tasks.visit_segment and not args[4]:  # merged first: no take's marks held to its end
             assert not [f for f in args[5] if f.key.startswith("take-")]
         return submit(run, function, *args, **kwargs)
 
@@ -1036,7 +1036,8 @@ def test_a_killed_clients_run_is_dropped_from_the_workers_by_the_next(client):
     runs' reports stay on the scheduler."""
 
     runs = lambda: [c for got in client.run(lambda: [held.client for held in  # noqa: E731
-                    __import__("puzzlespace.explore.cluster_tasks", fromlist=["_HELD"])._HELD.values()]).values() for c in got]
+                    __import__("puzzlespace.explore.cluster_tasks", fromlist=["_HELD"])._HELD.values()]).values()
+                    for c in got]
     held = lambda: len(runs())  # noqa: E731
     clients = lambda: client.run_on_scheduler(lambda dask_scheduler: len(dask_scheduler.clients))  # noqa: E731
     before = clients()
@@ -1059,6 +1060,30 @@ def test_a_killed_clients_run_is_dropped_from_the_workers_by_the_next(client):
         name for name in dask_scheduler._broker._topics if name.startswith("puzzlespace-")])
 
 
+def test_a_run_opened_as_orphans_are_dropped_stays(tmp_path):
+    """drop_orphaned_runs drops the runs of clients gone, and never a run opened while it
+    works, whose client the scheduler's list of clients, made before, may not name."""
+
+    class Client:  # the workers are this process
+        def run_on_scheduler(self, function, *args, **kwargs):
+            if function.__name__ != "clients":
+                return None
+            cluster_tasks.claim_dir("B", "client-b", str(tmp_path / "b"), False)  # just after the list is made
+            return ["client-a"]
+
+        def run(self, function, *args, workers=None, on_error="raise", **kwargs):
+            return {"tcp://w:1": function(*args)}
+
+    cluster_tasks.claim_dir("A", "client-a", str(tmp_path / "a"), False)
+    cluster_tasks.claim_dir("C", "client-c", str(tmp_path / "c"), False)  # its client gone
+    try:
+        assert cluster.drop_orphaned_runs(Client()) == 1
+        assert cluster_tasks.runs_held() == {"A": "client-a", "B": "client-b"}
+    finally:
+        cluster_tasks.release_runs(["A", "B", "C"])
+    assert not cluster_tasks._CLAIMS
+
+
 def test_a_workers_directory_is_held_by_one_run_at_a_time(tmp_path):
     """On the workers' own disks, a run holds its directory on each worker until it is
     dropped there (ended, or its client gone): another run that would keep its segments
@@ -1074,8 +1099,8 @@ def test_a_workers_directory_is_held_by_one_run_at_a_time(tmp_path):
     with pytest.raises(PuzzleError, match="another exploration keeps its segments in .* there; choose another --out"):
         cluster_tasks.claim_dir("B", "client-b", out, True)
     assert (tmp_path / "ck" / "seg-0-0.bin").exists()
-    assert cluster_tasks.drop_orphans(["client-a", "client-b"]) == 0
-    assert cluster_tasks.drop_orphans(["client-b"]) == 1  # A's client is gone: B may have it
+    assert cluster_tasks.runs_held() == {"A": "client-a"}
+    cluster_tasks.release_runs(["A"])  # A's client is gone: B may have it
     cluster_tasks.claim_dir("B", "client-b", out, True)
     assert not (tmp_path / "ck" / "seg-0-0.bin").exists()
     cluster_tasks.release_run("B")

@@ -78,8 +78,8 @@ from ..bits import table_bytes
 from ..resources import available_memory, human, peak_rss
 from . import checkpoint
 from .engine import ExploreResult
-from .cluster_tasks import (claim_dir, collect_marks, discard_files, drop_orphans, files_intact, open_segment,
-                            receive_marks, release_run, report_topic, ring, running_tasks, segment_table,
+from .cluster_tasks import (claim_dir, collect_marks, discard_files, files_intact, open_segment, receive_marks,
+                            release_run, release_runs, report_topic, ring, runs_held, running_tasks, segment_table,
                             segments_here, take_marks, visit_key, visit_segment)
 from .dask_cluster import (NO_PAUSE, POLL, Unanswered, asked, check_installed, check_worker_memory, dask_distributed,
                            memory_lines, silent_scheduler, workers_seen)
@@ -123,7 +123,9 @@ def drop_orphaned_runs(client) -> int:
     """Drop from the workers the runs of clients that are gone (the segments a killed
     client's run held would otherwise stay in the workers' memory for as long as they
     live), and from the scheduler the report topics no client hears any more; how many
-    runs were dropped, over all workers. A run calls it as it starts and as it ends."""
+    runs were dropped, over all workers (a task of theirs under way runs to its end, a
+    thread cannot be stopped, then its memory goes too). A run calls it as it starts and
+    as it ends."""
 
     def clients(dask_scheduler) -> list[str]:  # nested: sent by value, for a scheduler without puzzlespace
         return list(dask_scheduler.clients)
@@ -139,7 +141,16 @@ def drop_orphaned_runs(client) -> int:
 
     def drop() -> int:
         client.run_on_scheduler(drop_unheard, report_topic(""))
-        return sum(client.run(drop_orphans, client.run_on_scheduler(clients)).values())
+        # The runs first, then the clients: a run held now was opened by a client connected
+        # now, so it is dropped only if its client has gone since (one opened meanwhile is
+        # not among them, and its client may be missing from the list).
+        held, connected = client.run(runs_held), set(client.run_on_scheduler(clients))
+        orphans = {worker: [token for token, of in runs.items() if of not in connected]
+                   for worker, runs in held.items()}
+        orphans = {worker: tokens for worker, tokens in orphans.items() if tokens}
+        for worker, tokens in orphans.items():
+            client.run(release_runs, tokens, workers=[worker], on_error="ignore")  # one gone meanwhile: nothing held
+        return sum(map(len, orphans.values()))
 
     return asked(client, drop)
 
@@ -510,8 +521,8 @@ class _Run:
         visits = self.visits = [self.submit(visit_segment, self.token, k, depth, room, receive, *after(k),
                                             worker=self.owners[k], key=visit_key(depth, k)) for k in range(n)]
         # Not kept in flight: a take's marks are let go as soon as the tasks that need them are done.
-        self.takes = {(k, worker): self.submit(take_marks, self.token, k, targets, depth, visits[k], worker=self.owners[k],
-                                               key=f"take-{depth}-{k}-{targets[0]}", keep=False)
+        self.takes = {(k, worker): self.submit(take_marks, self.token, k, targets, depth, visits[k],
+                                               worker=self.owners[k], key=f"take-{depth}-{k}-{targets[0]}", keep=False)
                       for k in range(n) for worker, targets in self._takers(k).items()}
         if self.out is not None:
             self._submit_receives(depth)

@@ -350,15 +350,18 @@ def running_tasks(dask_worker) -> int:
     return dask_worker.state.executing_count
 
 
-def drop_orphans(clients: list[str]) -> int:
-    """On a worker: drop the runs of Dask clients not in ``clients`` (gone without letting
-    go of them: killed, or their machine lost); how many. A task of theirs under way
-    runs to its end (a thread cannot be stopped), then its memory goes too."""
-    orphans = {token for token, held in list(_HELD.items()) if held.client not in clients}
-    orphans |= {token for token, client, _ in list(_CLAIMS.values()) if client not in clients}
-    for token in orphans:
+def runs_held() -> dict[str, str]:
+    """On a worker: the runs it holds (their segments, or a directory on its disk), run
+    token -> the id of the run's Dask client."""
+    runs = {token: held.client for token, held in list(_HELD.items())}
+    runs.update({token: client for token, client, _ in list(_CLAIMS.values())})
+    return runs
+
+
+def release_runs(tokens: list[str]) -> None:
+    """On a worker: :func:`release_run` each of ``tokens``."""
+    for token in tokens:
         release_run(token)
-    return len(orphans)
 
 
 def release_run(token: str) -> None:
