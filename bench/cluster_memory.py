@@ -3,7 +3,8 @@
 ``python bench/cluster_memory.py PUZZLE [--workers W] [--over GB]`` starts a local cluster
 of W worker processes of one thread (default 4), each limited to its share of the 2-bit
 table plus ``--over`` GB (default 0.5, the scale-out target; the nanny stops a worker
-past ``dask_cluster.RESTART_AT`` of its limit), explores PUZZLE on it with ``explore_distributed`` (whose check
+past ``dask_cluster.RESTART_AT`` of its limit), explores PUZZLE on it with
+``explore_distributed`` (whose check
 of each worker's memory counts no overhead here: the limit itself is what is
 measured), prints a line per layer and then one JSON
 object: the counts, the antipodes, the seconds, the largest worker's peak RSS and that

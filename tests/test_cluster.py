@@ -910,8 +910,8 @@ def test_a_request_of_the_cluster_is_answered_or_given_up_on(monkeypatch):
     assert caught.value.lost == ["tcp://b:2"] and str(caught.value) == "worker tcp://b:2 left the Dask cluster"
     said = cluster._unanswered(caught.value, 3, "run it again")
     assert isinstance(said, WorkerLost) and str(said) == (
-        "worker tcp://b:2 left the cluster during layer 3 (killed, over its memory limit or its machine gone) and "
-        "took its segments with it; run it again")
+        "worker tcp://b:2 left the cluster during layer 3 (killed, over its memory limit, silent past the "
+        "scheduler's worker-ttl, or its machine gone) and took its segments with it; run it again")
     with pytest.raises(dask_cluster.Unanswered) as caught:
         dask_cluster.asked(Client(None), forever.wait)
     silent = f"the Dask scheduler has not answered for {dask_cluster.SCHEDULER_WAIT:g} s"

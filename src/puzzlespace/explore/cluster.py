@@ -769,8 +769,8 @@ def _lost_message(lost: list[str], depth: int, then: str) -> str:
     during pass ``depth`` (-1: while starting), which leaves ``then`` (see :func:`_left`)."""
     if not lost:
         return then
-    return (f"worker {', '.join(lost)} left the cluster {_when(depth)} (killed, over its memory limit or its machine "
-            f"gone) and took its segments with it; {then}")
+    return (f"worker {', '.join(lost)} left the cluster {_when(depth)} (killed, over its memory limit, silent past "
+            f"the scheduler's worker-ttl, or its machine gone) and took its segments with it; {then}")
 
 
 def _unanswered(exc: Unanswered, depth: int, left: str) -> PuzzleError:
