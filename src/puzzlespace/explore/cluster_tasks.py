@@ -31,17 +31,6 @@ from .dask_cluster import dask_distributed
 from .segments import (Segment, SegmentStore, crc_text, empty_dir, file_crc, file_parts, first_tables,
                        merge_sent, resumed_values, visit)
 
-#: Runs' state in this worker process, by run token (made under the lock: a worker with
-#: several threads may open several segments at once).
-_HELD: dict[str, _Held] = {}
-
-#: The directories on this worker's own disk that runs hold: real path -> (run token, the
-#: id of its Dask client, the descriptor of its :func:`~puzzlespace.datafile.claim`).
-_CLAIMS: dict[str, tuple[str, str, int]] = {}
-
-_OPENING = threading.Lock()
-
-
 @dataclass
 class _Held:
     """A run's state in one worker process: the client's id, the index, its kernel, mark
@@ -58,6 +47,17 @@ class _Held:
     segments: dict[int, tuple[Segment, "HeldStore"]] = field(default_factory=dict)
     # One visit at a time: it uses all the worker's threads and the mark buffers.
     visiting: threading.Lock = field(default_factory=threading.Lock)
+
+
+#: Runs' state in this worker process, by run token (made under the lock: a worker with
+#: several threads may open several segments at once).
+_HELD: dict[str, _Held] = {}
+
+#: The directories on this worker's own disk that runs hold: real path -> (run token, the
+#: id of its Dask client, the descriptor of its :func:`~puzzlespace.datafile.claim`).
+_CLAIMS: dict[str, tuple[str, str, int]] = {}
+
+_OPENING = threading.Lock()
 
 
 class HeldStore(SegmentStore):
