@@ -860,31 +860,6 @@ def test_a_scheduler_killed_mid_run_stops_it_and_resume_finishes_it(tmp_path):
                                         antipode_limit=20), reference("4x3"))
 
 
-def test_a_scheduler_stopped_mid_run_stops_it(tmp_path, monkeypatch):
-    """A scheduler that stops answering (SIGSTOP: its connections stay open) ends the run
-    once it has not answered a check of the workers for SCHEDULER_WAIT seconds, with the
-    line that says so and what is left, not a hang."""
-
-    monkeypatch.setattr(dask_cluster, "SCHEDULER_WAIT", 2.0)
-    with started_by_hand(tmp_path) as (address, scheduler):
-        def stop(depth, done, total, states):
-            if depth == 10:
-                os.kill(scheduler.pid, signal.SIGSTOP)
-
-        try:
-            with remote_cluster(address) as client:
-                t0 = time.monotonic()
-                with pytest.raises(PuzzleError) as caught:
-                    explore_distributed(ps.load_puzzle("4x3"), client, out_dir=tmp_path / "ck", progress=stop)
-                assert time.monotonic() - t0 < 30
-                os.kill(scheduler.pid, signal.SIGCONT)  # for the client to close
-        finally:
-            os.kill(scheduler.pid, signal.SIGCONT)
-    assert re.fullmatch(r"the Dask scheduler has not answered for 2 s during layer 1[01] \(stopped, or its machine "
-                        r"frozen\); the checkpoint of layer (9|10) in .* is intact: continue with --resume",
-                        str(caught.value)), caught.value
-
-
 def test_a_request_of_the_cluster_is_answered_or_given_up_on(monkeypatch):
     """``asked`` returns the request's answer or raises its error; while it waits, a
     scheduler that does not answer a check, or a worker it waits on that has left the
@@ -921,18 +896,18 @@ def test_a_request_of_the_cluster_is_answered_or_given_up_on(monkeypatch):
     forever.set()
 
 
-@pytest.mark.parametrize("when", ["starting", "ending"])
-def test_a_scheduler_stopped_as_a_run_starts_or_ends_stops_it(tmp_path, monkeypatch, when):
-    """The calls a run makes to the cluster outside its passes (the workers, their
-    versions, settings and claims as it starts; dropping the files of the empty pass as
-    it ends) give up on a scheduler that stops answering, as the passes do, with the
-    line that says when and what is left, not a hang."""
-
+@pytest.mark.parametrize("when", ["starting", "layer", "ending"])
+def test_a_scheduler_stopped_stops_the_run(tmp_path, monkeypatch, when):
+    """A scheduler that stops answering (SIGSTOP: its connections stay open) ends the run
+    once it has not answered for SCHEDULER_WAIT seconds, with the line that says when
+    and what is left, not a hang: mid-run (a check of the workers), and in the calls a
+    run makes to the cluster outside its passes (the workers, their versions, settings
+    and claims as it starts; dropping the files of the empty pass as it ends)."""
     monkeypatch.setattr(dask_cluster, "SCHEDULER_WAIT", 2.0)
     last = len(reference("3x3").depth_counts)  # the pass over the first empty layer
     with started_by_hand(tmp_path) as (address, scheduler):
         def stop(depth, done, total, states):
-            if depth == last and done == total:
+            if (when, depth, done) in (("layer", 10, 1), ("ending", last, total)):
                 os.kill(scheduler.pid, signal.SIGSTOP)
 
         try:
@@ -946,9 +921,10 @@ def test_a_scheduler_stopped_as_a_run_starts_or_ends_stops_it(tmp_path, monkeypa
                 os.kill(scheduler.pid, signal.SIGCONT)  # for the client to close
         finally:
             os.kill(scheduler.pid, signal.SIGCONT)
+    intact = r"the checkpoint of layer {} in .* is intact: continue with --resume"
     said = {"starting": r"while starting \(stopped, or its machine frozen\); run it again",
-            "ending": rf"during layer {last} \(stopped, or its machine frozen\); the checkpoint of layer {last - 1} "
-                      r"in .* is intact: continue with --resume"}[when]
+            "layer": r"during layer 1[01] \(stopped, or its machine frozen\); " + intact.format("(9|10)"),
+            "ending": rf"during layer {last} \(stopped, or its machine frozen\); " + intact.format(last - 1)}[when]
     assert re.fullmatch(r"the Dask scheduler has not answered for 2 s " + said, str(caught.value)), caught.value
 
 
