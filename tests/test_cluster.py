@@ -1042,8 +1042,7 @@ def test_a_run_opened_as_orphans_are_dropped_stays(tmp_path):
 
     class Client:  # the workers are this process
         def run_on_scheduler(self, function, *args, **kwargs):
-            if function.__name__ != "clients":
-                return None
+            assert function.__name__ == "connected"
             cluster_tasks.claim_dir("B", "client-b", str(tmp_path / "b"), False)  # just after the list is made
             return ["client-a"]
 

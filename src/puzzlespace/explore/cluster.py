@@ -127,10 +127,8 @@ def drop_orphaned_runs(client) -> int:
     thread cannot be stopped, then its memory goes too). A run calls it as it starts and
     as it ends."""
 
-    def clients(dask_scheduler) -> list[str]:  # nested: sent by value, for a scheduler without puzzlespace
-        return list(dask_scheduler.clients)
-
-    def drop_unheard(prefix: str, dask_scheduler) -> None:  # nested, as clients
+    def connected(prefix: str, dask_scheduler) -> list[str]:  # nested: sent by value (no puzzlespace needed there)
+        """Drop the report topics no connected client hears; the connected clients."""
         # Dask keeps a topic's last events for as long as it runs and has no call that drops
         # a topic: its broker's table is reached into where it is as this version has it.
         topics = getattr(getattr(dask_scheduler, "_broker", None), "_topics", None)
@@ -138,14 +136,15 @@ def drop_orphaned_runs(client) -> int:
             heard = lambda t: set(getattr(t, "subscribers", [None])) & {*dask_scheduler.clients, None}  # noqa: E731
             for name in [n for n, t in topics.items() if n.startswith(prefix) and not heard(t)]:
                 del topics[name]
+        return list(dask_scheduler.clients)
 
     def drop() -> int:
-        client.run_on_scheduler(drop_unheard, report_topic(""))
         # The runs first, then the clients: a run held now was opened by a client connected
         # now, so it is dropped only if its client has gone since (one opened meanwhile is
         # not among them, and its client may be missing from the list).
-        held, connected = client.run(runs_held), set(client.run_on_scheduler(clients))
-        orphans = {worker: [token for token, of in runs.items() if of not in connected]
+        held = client.run(runs_held)
+        clients = set(client.run_on_scheduler(connected, report_topic("")))
+        orphans = {worker: [token for token, of in runs.items() if of not in clients]
                    for worker, runs in held.items()}
         orphans = {worker: tokens for worker, tokens in orphans.items() if tokens}
         for worker, tokens in orphans.items():
@@ -681,7 +680,7 @@ class _Run:
         if time.monotonic() - self.paused_since < PAUSED_WAIT:
             return
         running = asked(self.client, lambda: self.client.run(running_tasks, workers=paused), paused)
-        idle = [w for w in paused if not running[w]]
+        idle = [w for w, tasks in running.items() if not tasks]
         if idle:
             raise WorkerPaused(f"worker{'s' * (len(idle) > 1)} {', '.join(idle)} paused "
                                f"{_when(depth)}, its memory past "
