@@ -93,7 +93,7 @@ def local_cluster(workers: int, threads: int = 1, memory_limit: int | None = Non
     import dask
 
     if memory_limit is not None:
-        _refuse_without_room("each worker's", MemoryLine(memory_limit))
+        _refuse_without_room("each worker's", MemoryLine(memory_limit, RESTART_AT))
 
     settings = {"distributed.worker.memory.target": False, "distributed.worker.memory.spill": False,
                 "distributed.worker.memory.pause": False, "distributed.worker.memory.terminate": RESTART_AT,
