@@ -750,3 +750,33 @@ def test_a_checkpoint_made_in_memory_resumed_under_too_small_a_budget_says_to_ra
     assert r.exit_code == 2 and r.stderr.endswith(
         "above --max-memory 20.0 MiB; the checkpoint was made with the whole table in memory and resumes so: raise "
         "--max-memory\n"), r.output
+
+
+@pytest.mark.parametrize("segments", [None, 3])
+def test_files_made_for_a_graph_are_refused_once_its_file_changes(tmp_path, monkeypatch, segments):
+    """A checkpoint, a tablebase and a cached tablebase are bound to the graph's edges,
+    not only to its file's name: after the file changes, each is refused (or not found),
+    never read as the new graph's. A 7-cycle with a chord closing a square, then a triangle."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PUZZLESPACE_CACHE", str(tmp_path / "cache"))
+    cycle = ", ".join(f"[{i}, {(i + 1) % 7}]" for i in range(7))
+    graph = tmp_path / "g.toml"
+    graph.write_text(f"nodes = 7\nedges = [{cycle}, [0, 3]]\n")
+    runner = CliRunner()
+    cut = ["--segments", str(segments)] if segments else []
+    made = runner.invoke(app, ["explore", "graph:g.toml", "--out", "ck", "--save", "tb.pstb", "--json", *cut])
+    assert made.exit_code == 0, made.output
+    assert runner.invoke(app, ["explore", "graph:g.toml", "--save", "cache"]).exit_code == 0
+    position = "1 2 3 4 5 0 6"
+    before = runner.invoke(app, ["distance", "graph:g.toml", position])
+    assert before.exit_code == 0, before.output
+    graph.write_text(f"nodes = 7\nedges = [{cycle}, [0, 2]]\n")
+    resumed = runner.invoke(app, ["explore", "graph:g.toml", "--out", "ck", "--resume", "--json", *cut])
+    read = runner.invoke(app, ["distance", "graph:g.toml", position, "--table", "tb.pstb"])
+    for refused in (resumed, read):
+        assert refused.exit_code == 2 and "was made for graph:g.toml with other rules" in refused.stderr, refused.output
+        assert len(refused.stderr.splitlines()) == 1
+    cached = runner.invoke(app, ["distance", "graph:g.toml", position])
+    assert cached.exit_code == 2 and "no tablebase for graph:g.toml in the cache" in cached.stderr, cached.output
+    fresh = runner.invoke(app, ["explore", "graph:g.toml", "--json"])
+    assert json.loads(fresh.stdout)["depth_counts"] != json.loads(made.stdout)["depth_counts"]

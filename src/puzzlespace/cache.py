@@ -39,11 +39,11 @@ def cache_dir() -> Path:
 
 
 def file_stem(spec: str, goal) -> str:
-    """A file-name stem for a puzzle and goal: the spec made safe, then a digest of the goal."""
+    """A file-name stem for a puzzle and goal: its identity (or spec) made safe, then a digest of the goal."""
     slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", spec)[-60:]
     return f"{slug}-{hashlib.sha1(' '.join(map(str, goal)).encode()).hexdigest()[:12]}"
 
 
 def tablebase_path(puzzle: Puzzle) -> Path:
     """The cache file for ``puzzle``'s tablebase (one per puzzle and goal)."""
-    return cache_dir() / "tables" / f"{file_stem(puzzle.spec, puzzle.goal)}.pstb"
+    return cache_dir() / "tables" / f"{file_stem(puzzle.identity, puzzle.goal)}.pstb"

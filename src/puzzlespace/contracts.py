@@ -22,7 +22,7 @@ State = tuple[int, ...]
 class PuzzleRules(Protocol):
     """What the algorithms need of a puzzle: its name, goal and moves.
 
-    ``spec`` is the canonical name, ``goal`` the goal position, ``n_cells`` the length of
+    ``spec`` is the canonical name, ``identity`` what files made for it are bound to, ``goal`` the goal position, ``n_cells`` the length of
     every state. Moves are reversible: every move has a move that undoes it, so searching
     backwards with :meth:`successors` is sound.
     """
@@ -30,6 +30,13 @@ class PuzzleRules(Protocol):
     spec: str
     goal: State
     n_cells: int
+
+    @property
+    def identity(self) -> str:
+        """What the files made for it (checkpoints, tablebases, cached tables) are bound
+        to: ``spec``, with a digest of the rules where a file of the user's defines them,
+        so that a file made before that file changed is refused, never read."""
+        ...
 
     def successors(self, state: State) -> Iterator[tuple[int, State]]:
         """(move, next state) for every legal move of ``state``."""

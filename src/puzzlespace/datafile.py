@@ -82,6 +82,17 @@ def header_digest(header: dict) -> str:
     return digest(json.dumps(fields, sort_keys=True).encode())
 
 
+def not_for(what: str, key: str, held, want) -> str:
+    """Why ``what`` (a file, named), whose ``key`` is ``held``, is not for this run's
+    ``want``. Puzzles are told apart by their identity
+    (:attr:`~puzzlespace.contracts.PuzzleRules.identity`): one that differs only past its
+    spec was made for other rules under the same name."""
+    if key == "puzzle" and isinstance(held, str) and held.partition("#")[0] == str(want).partition("#")[0]:
+        return (f"{what} was made for {held.partition('#')[0]} with other rules (its file has changed since, "
+                f"or an earlier version made it): {held!r}, not {want!r}")
+    return f"{what} is for {key} {held!r}, not {want!r}"
+
+
 def write(path: Path, magic: bytes, header: dict, data) -> None:
     """Write ``magic``, ``header`` (with its checksum) and ``data`` to ``path`` atomically
     (folders made as needed). ``data``: an array, or a function that gives the data's

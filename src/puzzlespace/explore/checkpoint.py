@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from .._version import __version__
-from ..datafile import MAX_HEADER, digest, require_counts, require_int, write_atomic
+from ..datafile import MAX_HEADER, digest, not_for, require_counts, require_int, write_atomic
 from ..errors import PuzzleError
 from ..resources import free_disk, human
 from ..bits import CLOSED, layer_value, table_bytes, value_counts
@@ -198,7 +198,7 @@ def load(directory: Path, puzzle: str, goal: list[int], scheme: str, size: int, 
         raise PuzzleError(f"checkpoint in {str(directory)!r} has format {data.get('format')!r}, not {FORMAT!r}; {RERUN}")
     for key, want in (("puzzle", puzzle), ("goal", goal), ("scheme", scheme), ("size", size)):
         if data.get(key) != want:
-            raise PuzzleError(f"checkpoint in {str(directory)!r} is for {key} {data.get(key)!r}, not {want!r}")
+            raise PuzzleError(not_for(f"checkpoint in {str(directory)!r}", key, data.get(key), want))
     where = f"checkpoint manifest in {str(directory)!r}"
     try:
         counts = require_counts(data, "depth_counts", size, where)

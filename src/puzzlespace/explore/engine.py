@@ -374,11 +374,11 @@ def explore(
     if resume:
         if out is None:
             raise PuzzleError(checkpoint.RESUME_NEEDS_OUT)
-        manifest, table, tablebase = checkpoint.load(out, puzzle.spec, goal, index.scheme, size, keep_table)
+        manifest, table, tablebase = checkpoint.load(out, puzzle.identity, goal, index.scheme, size, keep_table)
         depth, counts, done_before = manifest.depth, list(manifest.depth_counts), manifest.seconds
     else:
         if out is not None and not force:
-            refuse_to_replace_checkpoint(out, puzzle.spec, goal)
+            refuse_to_replace_checkpoint(out, puzzle.identity, goal)
         table = new_table(size)
         tablebase = new_table(size) if keep_table else None
         g = index.rank(puzzle.goal)
@@ -540,7 +540,7 @@ def refuse_to_replace_checkpoint(out: Path, spec: str, goal: list[int]) -> None:
 
 
 def _save(out, puzzle, goal, index, depth, counts, table, tablebase, seconds) -> None:
-    manifest = checkpoint.Manifest(puzzle=puzzle.spec, goal=goal, scheme=index.scheme, size=index.size,
+    manifest = checkpoint.Manifest(puzzle=puzzle.identity, goal=goal, scheme=index.scheme, size=index.size,
                                    depth=depth, depth_counts=counts, seconds=seconds)
     try:
         checkpoint.save(out, manifest, table, tablebase)

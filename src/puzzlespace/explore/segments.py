@@ -53,6 +53,7 @@ from ..bits import (BLOCK_BITS, MERGE_PREFETCH, close_and_step, close_layer, cop
                     first_in_layer, layer_value, mark_state, merge_marks, new_blocks, new_table, prefetch, set2,
                     table_bytes, value_counts)
 from ..contracts import PuzzleRules as Puzzle
+from ..datafile import not_for
 from ..errors import PuzzleError
 from ..resources import current_rss, human, peak_rss
 from . import checkpoint
@@ -636,7 +637,7 @@ def prepare(puzzle: Puzzle, index, segments: int, out: Path | None, resume: bool
     files must be there unless it is False) (see
     :func:`~puzzlespace.explore.engine.refuse_to_replace_checkpoint` for ``force``)."""
     goal = list(puzzle.goal)
-    run = {"format": FORMAT, "puzzle": puzzle.spec, "goal": goal, "scheme": index.scheme, "size": index.size,
+    run = {"format": FORMAT, "puzzle": puzzle.identity, "goal": goal, "scheme": index.scheme, "size": index.size,
            "tablebase": store.keep_table}
     manifest = _resumed_manifest(out, run) if resume else None
     bounds = _bounds(manifest, out, run["size"], segment_align(index)) if resume else segment_bounds(index, segments)
@@ -654,7 +655,7 @@ def prepare(puzzle: Puzzle, index, segments: int, out: Path | None, resume: bool
         return segs, identity, resumed
     if out is not None:
         if not force:
-            refuse_to_replace_checkpoint(out, puzzle.spec, goal)
+            refuse_to_replace_checkpoint(out, puzzle.identity, goal)
         if disk:
             _check_disk(out, index.size, 2 if store.keep_table else 1, marks)
         empty_dir(out)
@@ -810,7 +811,7 @@ def _resumed_manifest(out: Path | None, run: dict) -> dict:
                                   f"--save, or {fix}")
             then = (f"resume it with that {key}, or choose another --out for this run" if key in ("puzzle", "goal")
                     else fix)
-            raise PuzzleError(f"checkpoint in {str(out)!r} is for {key} {manifest.get(key)!r}, not {want!r}; {then}")
+            raise PuzzleError(f"{not_for(f'checkpoint in {str(out)!r}', key, manifest.get(key), want)}; {then}")
     return manifest
 
 

@@ -43,7 +43,7 @@ def save(path: str | Path, puzzle: Puzzle, index, table, depth_counts: list[int]
             left -= len(part[:left])
 
     header = {
-        "puzzle": puzzle.spec, "goal": list(puzzle.goal), "scheme": index.scheme, "size": index.size,
+        "puzzle": puzzle.identity, "goal": list(puzzle.goal), "scheme": index.scheme, "size": index.size,
         "depth_counts": depth_counts, "version": __version__, "sha256": datafile.digest_parts(parts()),
     }
     datafile.write(path, MAGIC, header, parts)
@@ -113,10 +113,10 @@ def load(path: str | Path, puzzle: Puzzle, remake: str = "make it again with exp
 def _load(path: Path, puzzle: Puzzle) -> Tablebase:
     index = puzzle.state_index()
     with datafile.open_data(path, MAGIC, "tablebase") as (header, f):
-        for key, want in (("puzzle", puzzle.spec), ("goal", list(puzzle.goal)), ("scheme", index.scheme),
+        for key, want in (("puzzle", puzzle.identity), ("goal", list(puzzle.goal)), ("scheme", index.scheme),
                           ("size", index.size)):
             if header.get(key) != want:
-                raise PuzzleError(f"tablebase {str(path)!r} is for {key} {header.get(key)!r}, not {want!r}")
+                raise PuzzleError(datafile.not_for(f"tablebase {str(path)!r}", key, header.get(key), want))
         where = f"tablebase {str(path)!r}"
         counts = datafile.require_counts(header, "depth_counts", index.size, where)
         expected = (index.size + 3) // 4

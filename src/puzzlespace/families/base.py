@@ -85,6 +85,12 @@ class Puzzle(ABC):
         return ()
 
     # ----- rules ------------------------------------------------------------------------
+    @property
+    def identity(self) -> str:
+        """What the files made for the puzzle are bound to (see
+        :class:`~puzzlespace.contracts.PuzzleRules`): its spec, which names its rules."""
+        return self.spec
+
     @abstractmethod
     def moves(self, state: State) -> Sequence[int]:
         """The legal moves in ``state``."""

@@ -14,6 +14,7 @@ Positions list the token on each node in node order, 0 for the blank.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import sys
@@ -162,6 +163,13 @@ class GraphPuzzle(TokenPuzzle):
                 raise PuzzleError(f"{where}: 'goal' must be a list of tokens")
             puzzle = puzzle.with_goal(goal_state)
         return puzzle
+
+    @property
+    def identity(self) -> str:
+        """The spec and a digest of the graph's edges (which the spec, a path, does not
+        fix): files made for the graph before its file changed are refused."""
+        edges = json.dumps(self.graph.neighbors).encode()
+        return f"{self.spec}#{hashlib.sha256(edges).hexdigest()[:16]}"
 
     def with_goal(self, goal: State) -> "GraphPuzzle":
         return GraphPuzzle(self.graph, self.names, self.coordinates, goal, self.spec, self.title)

@@ -181,7 +181,7 @@ def pattern_plan(puzzle, heuristic: str, *, cache_dir: str | Path | None = None,
     spaces = [PatternSpace(puzzle.graph.neighbors, puzzle.goal, g) for g in groups]
     build = []
     for space in spaces:
-        why = "rebuild requested" if rebuild else cached_state(puzzle.spec, puzzle.goal, space, cache_dir)
+        why = "rebuild requested" if rebuild else cached_state(puzzle.identity, puzzle.goal, space, cache_dir)
         if why:
             build.append((space, why))
     costs = [build_cost(space, threads, cache_dir) for space, _ in build]
@@ -206,7 +206,7 @@ def pattern_problem(puzzle, heuristic: str, *, cache_dir: str | Path | None = No
     building = {id(space) for space, _ in plan.build}
     for space in plan.spaces:
         report = progress and (lambda d, t, base=done: progress(base + d, total))
-        obtain(puzzle.spec, puzzle.goal, space, root=cache_dir, threads=plan.threads, max_memory=max_memory,
+        obtain(puzzle.identity, puzzle.goal, space, root=cache_dir, threads=plan.threads, max_memory=max_memory,
                progress=report, notify=notify, rebuild=rebuild and id(space) in building,
                out=pdb[off : off + space.placements], stop=stop)
         if id(space) in building:

@@ -1,7 +1,7 @@
 """Pattern database files: one per tile group, in the cache directory, built on demand.
 
 File layout: the magic line ``PUZZLESPACE-PDB 1\\n``, an 8-byte little-endian header
-length, a JSON header, then the entries. Header: ``puzzle`` (spec), ``goal``, ``tiles``
+length, a JSON header, then the entries. Header: ``puzzle`` (its identity), ``goal``, ``tiles``
 (the group, in rank order), ``nodes``, ``graph`` (sha256 of the adjacency lists),
 ``entries`` (n!/(n-k)!), ``bits`` (4 when every value fits, else 8), ``max``,
 ``scheme``, ``version``, ``sha256`` of the data, ``seconds`` (build time). With 4 bits,
