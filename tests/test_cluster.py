@@ -558,9 +558,15 @@ def test_cli_refuses_workers_too_small_for_their_segments(tmp_path):
         assert result.exit_code == 2 and "would hold 76.1 GiB of segments" in result.stderr, result.output
         errors.append(result.stderr)
     out = tmp_path / "ck"
-    result = run_cli(["explore", "4x3", "--workers", "2", "--segments", "1", "--out", str(out), "--max-memory", "780M"])
-    assert result.exit_code == 2 and "a segment's table takes 57.1 MiB but worker" in result.stderr, result.output
+    result = run_cli(["explore", "4x3", "--workers", "2", "--segments", "2", "--out", str(out), "--max-memory", "740M"])
+    assert result.exit_code == 2 and "a segment's table takes 28.6 MiB but worker" in result.stderr, result.output
     assert "--segments N" in result.stderr and not out.exists()
+    errors.append(result.stderr)
+    kept = tmp_path / "kept"  # a resumed run keeps its segments: the advice is more memory, not more segments
+    assert run_cli(["explore", "4x3", "--out", str(kept), "--segments", "2", "--json"]).exit_code == 0
+    result = run_cli(["explore", "4x3", "--workers", "2", "--out", str(kept), "--resume", "--max-memory", "740M"])
+    assert result.exit_code == 2 and "a resumed run keeps the checkpoint's 2 segments: give the workers more " \
+        "memory" in result.stderr and "--segments N" not in result.stderr, result.output
     errors.append(result.stderr)
     for stderr in errors:  # the cluster's line, then the error's
         assert [line[:7] for line in stderr.splitlines()] == ["Dask cl", "error: "], stderr
@@ -581,7 +587,28 @@ def test_a_run_refused_for_memory_leaves_the_checkpoint_as_it_was(tmp_path):
     assert {f.name: f.read_bytes() for f in out.iterdir()} == before
     small = run_cli(["explore", "3x2", "--workers", "2", "--max-memory", "3G", "--json"])
     assert small.exit_code == 0 and small.stderr == ("--workers 2: sliding:3x2's ranks, cut at multiples of 384, "
-                                                     "make 1 segment; the other workers stay idle\n"), small.stderr
+                                                     "make 1 segment; starting 1 worker\n"), small.stderr
+
+
+def test_no_more_workers_start_than_the_run_has_segments(tmp_path):
+    """A worker more than the segments would hold none: they are not started (a hundred
+    idle processes took a minute and a half to start), and the run says so."""
+    fewer = run_cli(["explore", "3x3", "--workers", "4", "--segments", "2", "--antipodes", "0"])
+    assert fewer.exit_code == 0, fewer.output
+    lines = fewer.stderr.splitlines()
+    assert lines[0].startswith("Dask cluster: 2 workers, ") and lines[1] == "--workers 4: the run has 2 segments; " \
+        "starting 2 workers", fewer.stderr
+    out = tmp_path / "ck"
+    assert run_cli(["explore", "3x3", "--out", str(out), "--segments", "2", "--json"]).exit_code == 0
+    resumed = run_cli(["explore", "3x3", "--workers", "3", "--out", str(out), "--resume", "--json"])
+    assert resumed.exit_code == 0 and resumed.stderr == ("--workers 3: the checkpoint has 2 segments; "
+                                                         "starting 2 workers\n"), resumed.output
+    t0 = time.monotonic()
+    many = run_cli(["explore", "2x2", "--workers", "100", "--json"])
+    assert many.exit_code == 0 and "make 1 segment; starting 1 worker" in many.stderr and time.monotonic() - t0 < 30
+    too_many = run_cli(["explore", "4x3", "--workers", "1000"])  # this machine's memory shared out: refused at once
+    assert too_many.exit_code == 2 and "leaves no room for segments" in too_many.stderr, too_many.output
+    assert too_many.stderr.rstrip().endswith("or start fewer than 1000")
 
 
 @pytest.mark.parametrize("where", ["check_installed", "layer"])

@@ -780,3 +780,22 @@ def test_files_made_for_a_graph_are_refused_once_its_file_changes(tmp_path, monk
     assert cached.exit_code == 2 and "no tablebase for graph:g.toml in the cache" in cached.stderr, cached.output
     fresh = runner.invoke(app, ["explore", "graph:g.toml", "--json"])
     assert json.loads(fresh.stdout)["depth_counts"] != json.loads(made.stdout)["depth_counts"]
+
+
+def test_outputs_to_a_pipe_are_streamed_into_it_never_put_in_its_place(tmp_path):
+    """--save and --csv to a path that is a named pipe (or a device such as /dev/null,
+    /dev/stdout) write into it: it was once replaced by a regular file, which for root
+    destroys the device."""
+    made = CliRunner().invoke(app, ["explore", "3x3", "--save", str(tmp_path / "t.pstb"), "--csv",
+                                    str(tmp_path / "c.csv"), "--json"])
+    assert made.exit_code == 0, made.output
+    for option, name in (("--save", "t.pstb"), ("--csv", "c.csv")):
+        pipe = tmp_path / f"pipe-{name}"
+        os.mkfifo(pipe)
+        got = []
+        reader = threading.Thread(target=lambda: got.append(pipe.read_bytes()))
+        reader.start()
+        streamed = CliRunner().invoke(app, ["explore", "3x3", option, str(pipe), "--json"])
+        reader.join(timeout=60)
+        assert streamed.exit_code == 0, streamed.output
+        assert pipe.is_fifo() and got == [(tmp_path / name).read_bytes()]

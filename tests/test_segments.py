@@ -670,3 +670,27 @@ def test_a_disk_that_fails_before_the_first_checkpoint_is_said_as_such(tmp_path,
     r = CliRunner().invoke(app, ["explore", "3x3", "--segments", "3", "--out", str(tmp_path / "ck"), "--json"])
     assert r.exit_code == 2 and r.stderr == f"error: could not read or write the segment files in " \
         f"{str(tmp_path / 'ck')!r} ({error.strerror or error}); {advice}\n", r.output
+
+
+def test_the_manifest_of_the_most_segments_is_read_back(tmp_path):
+    """A run cut into the most segments allowed, of a puzzle of 16!/2 ranks, with a
+    tablebase and marks in flight to every segment: its manifest is within what a resume
+    reads (it once outgrew it, and the run could not be resumed)."""
+    size, n = 10_461_394_944_000, checkpoint.MAX_SEGMENTS
+    bounds = [[size * k // n, size * (k + 1) // n] for k in range(n)]
+    files = {}
+    for k in range(n):
+        files.update({f"seg-{k}-1.bin": "crc32:0123abcd", f"tb-{k}-1.bin": "crc32:0123abcd",
+                      f"sent-119-{k}.bin": "crc32:0123abcd"})
+    counted = {str(k): 1_000_000_000 + k for k in range(n)}
+    fields = {"format": "puzzlespace-segments/2", "puzzle": "sliding:4x4", "goal": list(range(1, 16)) + [0],
+              "scheme": "token-group-lex/half/v1", "size": size, "tablebase": True, "segments": bounds,
+              "depth": 119, "depth_counts": [1] * 120, "seconds": 1e6, "version": "0.1.0", "files": files,
+              "carried": counted, "sizes": counted}
+    checkpoint.write_manifest(tmp_path, fields)
+    assert (tmp_path / checkpoint.MANIFEST).stat().st_size <= checkpoint.MAX_MANIFEST // 2
+    assert checkpoint.read_manifest(tmp_path, "")["segments"] == bounds
+    with pytest.raises(PuzzleError, match="a run is cut into at most 65,536"):
+        explore_segmented(ps.load_puzzle("2x2"), segments=n + 1)
+    refused = CliRunner().invoke(app, ["explore", "2x2", "--segments", str(n + 1)])
+    assert refused.exit_code == 2 and "'65537' is more than 65,536" in refused.stderr, refused.output

@@ -25,6 +25,7 @@ from ._version import __version__
 from .cliparse import (EXIT_INTERRUPTED, EXIT_OK, EXIT_STOPPED, EXIT_UNSOLVABLE, EXIT_USAGE, Count, FilePath, Group,
                        Seconds, quiet_finalizers)
 from .errors import PuzzleError, SearchStopped, Undecided, Unsolvable
+from .explore.checkpoint import MAX_SEGMENTS
 from .families.base import Puzzle
 from .registry import load_puzzle, syntax as puzzle_syntax
 from .search.ida import weight_coefficients
@@ -440,7 +441,7 @@ def _tablebase(path: Path, puzzle: Puzzle):
 @click.option("--progress", "show_progress", is_flag=True, help="progress on stderr even with --json")
 @click.option("--force", is_flag=True,
               help="let --out replace the checkpoint there (of this run, which --resume would continue, or of another)")
-@click.option("--segments", type=Count(1), metavar="N",
+@click.option("--segments", type=Count(1, MAX_SEGMENTS), metavar="N",
               help="cut the table into N segments, one in memory at a time, the others in files under --out "
                    "(chosen by itself when the table does not fit --max-memory; --resume keeps the checkpoint's)")
 @click.option("--marks", type=click.Choice(["packed", "bitmap"]), default="packed", show_default=True,
@@ -448,7 +449,7 @@ def _tablebase(path: Path, puzzle: Puzzle):
                    "written as they come, or, past a quarter of a bitmap's bytes, a bit per state of the puzzle in "
                    "memory, at most a bit per state written a pass (for puzzles where many moves cross segments, "
                    "such as flip boards)")
-@click.option("--workers", type=Count(1), metavar="N",
+@click.option("--workers", type=Count(1, MAX_SEGMENTS), metavar="N",
               help="explore on a Dask cluster of N worker processes on this machine (--threads each, "
                    "--max-memory shared out); needs the cluster extra: pip install 'puzzlespace[cluster]'")
 @click.option("--scheduler", metavar="ADDRESS",
@@ -502,8 +503,10 @@ def explore(puzzle: str, goal: Optional[str], out_dir: Optional[Path], resume: b
                     held.enter_context(locked(out_dir, "the checkpoint in", directory=True))
                 if save_path is not None:
                     held.enter_context(locked(save_path, "the tablebase"))
-                note = (_segments_made(p, segments, out_dir if resume else None) if segments else
-                        _segments_made(p, workers, None, workers=True) if workers and not resume else None)
+                note = _segments_made(p, segments, out_dir if resume else None) if segments else None
+                if workers:
+                    workers, started = _workers_to_start(p, workers, segments, out_dir if resume else None)
+                    note = "\n".join(line for line in (note, started) if line) or None
                 if not on_cluster:
                     segments = _segments(p, out_dir, resume, threads, limit, save is not None, segments, marks)
                 with _layer_progress(enabled=show_progress or not as_json) as report:
@@ -576,28 +579,52 @@ def _this_command(**changes) -> str:
     return " ".join(words)
 
 
-def _segments_made(p: Puzzle, asked: int, resumed: Optional[Path], workers: bool = False) -> Optional[str]:
+def _segments_of_run(p: Puzzle, asked: int, resumed: Optional[Path]) -> Optional[int]:
+    """The segments of a run that asks for ``asked``: those of the checkpoint it resumes in
+    ``resumed`` (None where that cannot be read: the run says why), else those the
+    ranks make."""
+    from .explore.checkpoint import read_manifest
+    from .explore.segments import segment_bounds
+
+    if resumed is None:
+        return len(segment_bounds(p.state_index(), asked))
+    try:
+        return len(read_manifest(resumed, "")["segments"])
+    except (PuzzleError, KeyError, TypeError):
+        return None
+
+
+def _cut(p: Puzzle, made: int) -> str:
+    """Why a run has ``made`` segments, not as many as asked."""
+    from .explore.segments import segment_align
+
+    return (f"{p.spec}'s ranks, cut at multiples of {segment_align(p.state_index()):,}, make {made} "
+            f"segment{'s' if made != 1 else ''}")
+
+
+def _segments_made(p: Puzzle, asked: int, resumed: Optional[Path]) -> Optional[str]:
     """What to say when a run is not in the ``asked`` number of segments (None if it is):
     the ranks make another number, or it resumes the checkpoint in ``resumed``, whose
-    segments it keeps. With ``workers``, ``asked`` is ``--workers``, a segment each."""
-    from .explore.checkpoint import read_manifest
-    from .explore.segments import segment_align, segment_bounds
-
-    if resumed is not None:
-        try:
-            kept = len(read_manifest(resumed, "")["segments"])
-        except (PuzzleError, KeyError, TypeError):
-            return None  # the run says what is wrong with it
-        return f"--segments {asked}: --resume keeps the checkpoint's {kept} segments" if kept != asked else None
-    index = p.state_index()
-    made = len(segment_bounds(index, asked))
-    if made == asked:
+    segments it keeps."""
+    made = _segments_of_run(p, asked, resumed)
+    if made is None or made == asked:
         return None
-    cut = (f"{p.spec}'s ranks, cut at multiples of {segment_align(index):,}, make {made} "
-           f"segment{'s' if made != 1 else ''}")
-    if workers:
-        return f"--workers {asked}: {cut}; the other workers stay idle"
-    return f"--segments {asked}: {cut}; exploring in {made}"
+    if resumed is not None:
+        return f"--segments {asked}: --resume keeps the checkpoint's {made} segments"
+    return f"--segments {asked}: {_cut(p, made)}; exploring in {made}"
+
+
+def _workers_to_start(p: Puzzle, workers: int, segments: Optional[int], resumed: Optional[Path]
+                      ) -> tuple[int, Optional[str]]:
+    """How many of the ``workers`` asked for to start: no more than the run's segments
+    (``segments`` asked for, else a worker each; or the checkpoint's in ``resumed``),
+    since the others would hold none; and what to say when that is fewer."""
+    made = _segments_of_run(p, segments or workers, resumed)
+    if made is None or made >= workers:
+        return workers, None
+    why = (f"the checkpoint has {made} segment{'s' if made != 1 else ''}" if resumed is not None else
+           _cut(p, made) if segments is None else f"the run has {made} segment{'s' if made != 1 else ''}")
+    return made, f"--workers {workers}: {why}; starting {made} worker{'s' if made != 1 else ''}"
 
 
 def _saying_first(note: Optional[str], report):

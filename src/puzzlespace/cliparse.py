@@ -158,12 +158,12 @@ class FilePath(click.ParamType):
 
 
 class Count(click.ParamType):
-    """A whole number at least ``low``."""
+    """A whole number at least ``low`` (and at most ``high``, if given)."""
 
     name = "count"
 
-    def __init__(self, low: int = 1):
-        self.low = low
+    def __init__(self, low: int = 1, high: int | None = None):
+        self.low, self.high = low, high
 
     def convert(self, value, param, ctx):
         if isinstance(value, int):
@@ -177,4 +177,6 @@ class Count(click.ParamType):
             number = int(text)
         if number < self.low:
             self.fail(f"{value!r} is less than {self.low}", param, ctx)
+        if self.high is not None and number > self.high:
+            self.fail(f"{value!r} is more than {self.high:,}", param, ctx)
         return number

@@ -23,6 +23,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO, Iterator
 
+import numpy as np
+
 from .errors import DamagedFile, PuzzleError
 
 
@@ -31,7 +33,13 @@ def write_atomic(path: Path, write) -> None:
     ``path`` and sync the folder, so that the new file survives a power cut.
 
     The temporary file is removed if anything fails (including Ctrl-C), so none is left behind.
+    A ``path`` that is there but neither a file nor a folder (a device such as /dev/null or
+    /dev/stdout, a named pipe) is written as a stream: opened and written, never replaced.
     """
+    if path.exists() and not path.is_file() and not path.is_dir():
+        with open(path, "wb") as f:
+            write(f)
+        return
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")  # the form _remove_temporaries looks for
     try:
         with open(tmp, "wb") as f:
@@ -105,7 +113,7 @@ def write(path: Path, magic: bytes, header: dict, data) -> None:
         f.write(struct.pack("<Q", len(blob)))
         f.write(blob)
         for part in (data() if callable(data) else [data]):
-            part.tofile(f)
+            f.write(np.ascontiguousarray(part).data)  # not tofile, which needs a file it can seek in
 
     write_atomic(path, body)
 

@@ -135,6 +135,13 @@ def intact(manifest: object) -> bool:
     return isinstance(manifest, dict) and manifest.get("checksum") == _checksum(manifest)
 
 
+#: The largest manifest read back, in bytes: a run by segments lists each one's files.
+MAX_MANIFEST = 64 << 20
+#: The most segments a run is cut into: its manifest (about 200 bytes a segment) then
+#: stays well within :data:`MAX_MANIFEST`.
+MAX_SEGMENTS = 1 << 16
+
+
 def read_manifest(directory: Path, fix: str) -> dict:
     """The manifest of the checkpoint in ``directory``, its checksum verified, or an error
     that ends with ``fix`` (what the user should do)."""
@@ -142,7 +149,7 @@ def read_manifest(directory: Path, fix: str) -> dict:
     if not path.is_file():
         raise PuzzleError(f"no checkpoint to resume in {str(directory)!r} (no {MANIFEST}): run it without --resume")
     try:
-        if path.stat().st_size > MAX_HEADER:
+        if path.stat().st_size > MAX_MANIFEST:
             raise ValueError("too long")
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError):

@@ -214,7 +214,7 @@ def explore_distributed(
             raise PuzzleError(f"without --out the tablebase ({human(gathered)}) is gathered in this process, which "
                               f"has {human(available)} of memory available; give --out DIR (it is then written a "
                               "segment at a time)")
-        check_worker_memory(segs, owner(segs), lines, tables, out is not None)
+        check_worker_memory(segs, owner(segs), lines, tables, out is not None, resume)
         if local and not resume:
             _check_disks(client, segs, owner(segs), out, tables)
 

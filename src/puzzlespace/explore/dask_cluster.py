@@ -74,7 +74,8 @@ def dask_distributed():
 @contextmanager
 def local_cluster(workers: int, threads: int = 1, memory_limit: int | None = None, puzzle: Puzzle | None = None):
     """A client of a new cluster of ``workers`` processes on this machine, ``threads``
-    threads and ``memory_limit`` bytes (default: this machine's memory shared out) each;
+    threads and ``memory_limit`` bytes (default: this machine's memory as Dask counts it,
+shared out equally) each;
     closed on exit. Workers neither pause nor spill: the segments they hold are not
     Dask's data; their nannies restart them past :data:`RESTART_AT` of their limit. Nor
     do they sample their threads' stacks every 10 ms for Dask's profiler, which sees
@@ -87,13 +88,14 @@ def local_cluster(workers: int, threads: int = 1, memory_limit: int | None = Non
 
     With ``puzzle``, the code its runs need is compiled here (or read from numba's
     cache) while the workers start, so that they read it from the cache, not each
-    compile it. A ``memory_limit`` that leaves a worker no room for segments is refused
-    before any worker starts."""
+    compile it. A memory limit (given or shared out) that leaves a worker no room for
+    segments is refused before any worker starts."""
     distributed = dask_distributed()
     import dask
+    from distributed.system import MEMORY_LIMIT
 
-    if memory_limit is not None:
-        _refuse_without_room("each worker's", MemoryLine(memory_limit, RESTART_AT))
+    memory_limit = memory_limit or int(MEMORY_LIMIT // workers)
+    _refuse_without_room("each worker's", MemoryLine(memory_limit, RESTART_AT), f", or start fewer than {workers}")
 
     settings = {"distributed.worker.memory.target": False, "distributed.worker.memory.spill": False,
                 "distributed.worker.memory.pause": False, "distributed.worker.memory.terminate": RESTART_AT,
@@ -107,7 +109,7 @@ def local_cluster(workers: int, threads: int = 1, memory_limit: int | None = Non
                 compiling.shutdown(wait=False)  # the compile runs on; nothing else is submitted
             with dask.config.set(settings):
                 cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=threads, processes=True,
-                                                   memory_limit=memory_limit or "auto", dashboard_address=":0",
+                                                   memory_limit=memory_limit, dashboard_address=":0",
                                                    silence_logs=50)
         if code is not None:
             code.result()  # waited for here, so that the cluster is closed whatever happens meanwhile
@@ -266,7 +268,8 @@ def describe_workers(client) -> str:
     workers = workers_seen(client).values()
     threads = sum(w["nthreads"] for w in workers)
     memory = sum(w.get("memory_limit") or 0 for w in workers)
-    return f"{len(workers)} workers, {threads} threads, {human(memory)} of memory"
+    return (f"{len(workers)} worker{'s' if len(workers) != 1 else ''}, {threads} thread{'s' if threads != 1 else ''}, "
+            f"{human(memory)} of memory")
 
 
 def workers_seen(client) -> dict[str, dict]:
@@ -400,12 +403,12 @@ def _memory_settings(dask_worker) -> tuple:
 
 
 def check_worker_memory(segs: Sequence[Segment], owners: Sequence[str], lines: dict[str, MemoryLine], tables: int,
-                        in_files: bool) -> None:
+                        in_files: bool, resumed: bool = False) -> None:
     """Refuse a run whose workers would hold more than Dask lets them (``lines[worker]``;
     absent or without a limit: not checked): each holds the ``tables`` 2-bit tables of
     the segments it owns (``owners[k]`` segment ``k``'s), or ``in_files`` of its largest
     one (one in memory at a time), plus :data:`WORKER_OVERHEAD` (an estimate: the marks
-    in flight grow with the largest layer)."""
+    in flight grow with the largest layer). A ``resumed`` run keeps its segments."""
     held: dict[str, list[int]] = {}
     for s in segs:
         held.setdefault(owners[s.k], []).append(table_bytes(s.hi - s.lo) * tables)
@@ -418,8 +421,10 @@ def check_worker_memory(segs: Sequence[Segment], owners: Sequence[str], lines: d
         _refuse_without_room(f"worker {worker}'s", line, unpause)
         room_text = f"room for {human(room)} within {line}"
         if in_files:
+            fewer = (f"a resumed run keeps the checkpoint's {len(segs)} segments: give the workers more memory"
+                     if resumed else "use more segments (--segments N), or workers with more memory")
             raise PuzzleError(f"a segment's table takes {human(need)} but worker {worker} has {room_text}; "
-                              f"use more segments (--segments N), or workers with more memory{MORE_MEMORY}{unpause}")
+                              f"{fewer}{MORE_MEMORY}{unpause}")
         raise PuzzleError(f"worker {worker} would hold {human(need)} of segments but has {room_text}; use more "
                           f"workers, or workers with more memory{MORE_MEMORY}, or give --out DIR (the segments in "
                           f"files, one in memory at a time){unpause}")

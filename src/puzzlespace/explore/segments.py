@@ -636,6 +636,8 @@ def prepare(puzzle: Puzzle, index, segments: int, out: Path | None, resume: bool
     files unless ``disk`` is False (they are kept elsewhere; and a resumed checkpoint's
     files must be there unless it is False) (see
     :func:`~puzzlespace.explore.engine.refuse_to_replace_checkpoint` for ``force``)."""
+    if not resume and segments > checkpoint.MAX_SEGMENTS:
+        raise PuzzleError(f"{segments:,} segments asked for; a run is cut into at most {checkpoint.MAX_SEGMENTS:,}")
     goal = list(puzzle.goal)
     run = {"format": FORMAT, "puzzle": puzzle.identity, "goal": goal, "scheme": index.scheme, "size": index.size,
            "tablebase": store.keep_table}
