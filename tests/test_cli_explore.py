@@ -1,6 +1,7 @@
 """The explore, distance and generate commands, and --plot."""
 
 import json
+import re
 
 from click.testing import CliRunner
 
@@ -45,3 +46,18 @@ def test_plot(tmp_path):
         assert r.exit_code == 0 and path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     r = runner.invoke(app, ["explore", "3x2", "--plot", str(tmp_path / "depths.gif")])
     assert r.exit_code == 2
+
+
+def test_progress_off_a_terminal_is_a_line_a_layer(tmp_path):
+    """--progress with stderr in a file (a batch job's log): a line as each layer's pass
+    ends, in memory and by segments, so that a long run is seen to go on; the JSON on
+    stdout is as without it."""
+    plain = json.loads(runner.invoke(app, ["explore", "3x3", "--json"]).stdout)
+    for extra in ([], ["--segments", "2", "--out", str(tmp_path / "ck")]):
+        r = runner.invoke(app, ["explore", "3x3", "--json", "--progress", *extra])
+        assert r.exit_code == 0, r.output
+        lines = r.stderr.splitlines()
+        form = r"layer \d+: (\d+) of \1 parts done, [\d,]+ states found so far, [\d.]+ s"
+        assert len(lines) >= plain["max_depth"] and all(re.fullmatch(form, line) for line in lines), r.stderr
+        got = json.loads(r.stdout)
+        assert got["depth_counts"] == plain["depth_counts"]

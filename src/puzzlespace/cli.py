@@ -438,7 +438,9 @@ def _tablebase(path: Path, puzzle: Puzzle):
               help="also write a page: the summary, the depth chart (linear or log, cumulative), the antipodes "
                    "drawn, the counts")
 @click.option("--csv", "csv_file", type=PATH, metavar="FILE", help="also write the counts per depth as CSV")
-@click.option("--progress", "show_progress", is_flag=True, help="progress on stderr even with --json")
+@click.option("--progress", "show_progress", is_flag=True,
+              help="progress on stderr even with --json: a bar per layer on a terminal, else a line as each "
+                   "layer's pass ends")
 @click.option("--force", is_flag=True,
               help="let --out replace the checkpoint there (of this run, which --resume would continue, or of another)")
 @click.option("--segments", type=Count(1, MAX_SEGMENTS), metavar="N",
@@ -509,7 +511,7 @@ def explore(puzzle: str, goal: Optional[str], out_dir: Optional[Path], resume: b
                     note = "\n".join(line for line in (note, started) if line) or None
                 if not on_cluster:
                     segments = _segments(p, out_dir, resume, threads, limit, save is not None, segments, marks)
-                with _layer_progress(enabled=show_progress or not as_json) as report:
+                with _layer_progress(show_progress or not as_json, show_progress and not on_cluster) as report:
                     report = _saying_first(note, report)
                     if on_cluster:
                         result = _explore_on_cluster(p, workers, scheduler, threads, limit, segments, out_dir,
@@ -759,10 +761,11 @@ def _save_tablebase(p: Puzzle, result, path: Path) -> None:
 
 
 @contextmanager
-def _layer_progress(enabled: bool):
-    """A rich progress bar per layer on stderr (on a terminal): chunks of the layer done, states found, ETA."""
+def _layer_progress(enabled: bool, lines: bool = False):
+    """A rich progress bar per layer on stderr (on a terminal): chunks of the layer done,
+    states found, ETA; elsewhere (a log file), with ``lines``, a line as each layer ends."""
     if not enabled or not err.is_terminal:
-        yield None
+        yield _layer_lines() if enabled and lines else None
         return
     from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
                                TimeRemainingColumn)
@@ -781,6 +784,20 @@ def _layer_progress(enabled: bool):
             bar.update(task, completed=done, total=total, depth=depth, states=states)
 
         yield report
+
+
+def _layer_lines():
+    """A progress callback that prints a line on stderr as the last part of a layer's pass
+    is done, with what the bar shows: the states found so far (the layer's steps made as
+    it closes are counted at the next)."""
+    t0 = time.perf_counter()
+
+    def report(depth: int, done: int, total: int, states: int) -> None:
+        if done == total:
+            err.print(f"layer {depth}: {total} of {total} parts done, {states:,} states found so far, "
+                      f"{time.perf_counter() - t0:.1f} s", markup=False)
+
+    return report
 
 
 def _print_exploration(p: Puzzle, r) -> None:
