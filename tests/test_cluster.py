@@ -448,6 +448,9 @@ def test_cli_scheduler_and_layer_lines(client):
     (["--scheduler", "tcp://127.0.0.1:1"], "cannot reach the Dask scheduler at 'tcp://127.0.0.1:1'"),
     (["--scheduler", "foo"], "--scheduler 'foo' is not a scheduler's address such as tcp://HOST:8786"),
     (["--scheduler", "nonsense://x:1"], "--scheduler 'nonsense://x:1' is not a scheduler's address"),
+    *[(["--scheduler", f"tcp://127.0.0.1:{port}"], f"--scheduler 'tcp://127.0.0.1:{port}' is not a scheduler's "
+       "address such as tcp://HOST:8786\n") for port in ("0", "-5", "99999", "abc")],  # nothing of Python's
+    (["--scheduler", "inproc://x"], "--scheduler 'inproc://x' is not a scheduler's address"),
     (["--scheduler", "tcp://127.0.0.1:1", "--max-memory", "1G"], "those of --scheduler's cluster have the limits"),
     (["--workers", "2", "--resume"], "--resume needs --out DIR"),  # said before any cluster starts
 ])

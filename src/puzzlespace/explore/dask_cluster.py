@@ -196,8 +196,8 @@ def remote_cluster(address: str):
         client = distributed.Client(address, timeout=f"{CONNECT_WAIT}s")
     except PuzzleError as exc:
         failed = str(exc)
-    except ValueError as exc:  # Dask's parse of the address
-        failed = f"--scheduler {address!r} is not a scheduler's address such as tcp://HOST:8786 ({exc})"
+    except ValueError:  # Dask's parse of the address
+        failed = f"--scheduler {address!r} is not a scheduler's address such as tcp://HOST:8786"
     except (OSError, TimeoutError) as exc:
         failed = f"cannot reach the Dask scheduler at {address!r} ({exc}); is it running?"
     except TypeError as exc:  # Dask's TLS connector without a certificate, or another it cannot set up
@@ -222,13 +222,18 @@ def _check_scheduler(address: str) -> None:
     """Raise PuzzleError at once where nothing listens at a tcp:// or tls:// ``address``
     (Dask would retry until its timeout), and within :data:`CONNECT_WAIT` seconds where
     what listens at a tcp:// one is not a Dask scheduler (Dask's client can wait on it
-    forever); ValueError for an address Dask cannot parse."""
+    forever); ValueError for an address Dask cannot parse, with a port out of range, or
+    within one process (inproc://)."""
     from distributed.comm import parse_address, parse_host_port
 
     scheme, where = parse_address(address)
+    if scheme == "inproc":
+        raise ValueError("an address within one process")
     if scheme not in ("tcp", "tls"):
         return
     host, port = parse_host_port(where)
+    if not 0 < port < 1 << 16:
+        raise ValueError(f"port {port}")
     try:
         socket.create_connection((host, port), timeout=CONNECT_WAIT).close()
     except socket.gaierror as exc:
