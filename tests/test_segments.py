@@ -235,6 +235,11 @@ def test_more_segments_than_the_ranks_make_are_said(tmp_path):
     assert len(list(tmp_path.glob("seg-*.bin"))) == 1  # 12 ranks: one block
     assert r.stderr == f"--segments 1000: sliding:2x2's ranks, cut at multiples of {align}, make 1 segment; " \
         "exploring in 1\n"
+    whole = tmp_path / "whole"  # a checkpoint made without segments is resumed so, and that is said
+    assert CliRunner().invoke(app, ["explore", "2x2", "--out", str(whole), "--json"]).exit_code == 0
+    r = CliRunner().invoke(app, ["explore", "2x2", "--out", str(whole), "--resume", "--segments", "3", "--json"])
+    assert r.exit_code == 0 and r.stderr == f"--segments 3: the checkpoint in {str(whole)!r} was made without " \
+        "segments; --resume continues it so\n", r.output
 
 
 @pytest.mark.parametrize("marks, advice", [("packed", True), ("bitmap", False), (None, False)])

@@ -583,16 +583,16 @@ def _this_command(**changes) -> str:
 
 def _segments_of_run(p: Puzzle, asked: int, resumed: Optional[Path]) -> Optional[int]:
     """The segments of a run that asks for ``asked``: those of the checkpoint it resumes in
-    ``resumed`` (None where that cannot be read: the run says why), else those the
-    ranks make."""
+    ``resumed`` (0: it was made without; None where it cannot be read: the run says why),
+    else those the ranks make."""
     from .explore.checkpoint import read_manifest
     from .explore.segments import segment_bounds
 
     if resumed is None:
         return len(segment_bounds(p.state_index(), asked))
     try:
-        return len(read_manifest(resumed, "")["segments"])
-    except (PuzzleError, KeyError, TypeError):
+        return len(read_manifest(resumed, "").get("segments", []))
+    except (PuzzleError, TypeError):
         return None
 
 
@@ -612,7 +612,9 @@ def _segments_made(p: Puzzle, asked: int, resumed: Optional[Path]) -> Optional[s
     if made is None or made == asked:
         return None
     if resumed is not None:
-        return f"--segments {asked}: --resume keeps the checkpoint's {made} segments"
+        return (f"--segments {asked}: --resume keeps the checkpoint's {made} segments" if made else
+                f"--segments {asked}: the checkpoint in {str(resumed)!r} was made without segments; --resume "
+                "continues it so")
     return f"--segments {asked}: {_cut(p, made)}; exploring in {made}"
 
 
@@ -622,7 +624,7 @@ def _workers_to_start(p: Puzzle, workers: int, segments: Optional[int], resumed:
     (``segments`` asked for, else a worker each; or the checkpoint's in ``resumed``),
     since the others would hold none; and what to say when that is fewer."""
     made = _segments_of_run(p, segments or workers, resumed)
-    if made is None or made >= workers:
+    if not made or made >= workers:  # none: the run says what is wrong with its checkpoint
         return workers, None
     why = (f"the checkpoint has {made} segment{'s' if made != 1 else ''}" if resumed is not None else
            _cut(p, made) if segments is None else f"the run has {made} segment{'s' if made != 1 else ''}")
