@@ -347,19 +347,23 @@ def test_a_killed_worker_stops_the_run_and_resume_finishes_it(tmp_path, monkeypa
                                         antipode_limit=20), ref)
 
 
-def _children(pid: int) -> set[int]:
-    """The processes whose parent is ``pid``, from /proc."""
+def _children(pid: int, nannies: bool = False) -> set[int]:
+    """The processes whose parent is ``pid``, from /proc (with ``nannies``: Dask's, not
+    multiprocessing's resource tracker)."""
     found = set()
     for stat in Path("/proc").glob("[0-9]*/stat"):
         with contextlib.suppress(OSError, IndexError, ValueError):
-            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == pid:
+            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == pid and (
+                    not nannies or b"resource_tracker" not in (stat.parent / "cmdline").read_bytes()):
                 found.add(int(stat.parent.name))
     return found
 
 
 @pytest.mark.parametrize("signum, group, presses", [(signal.SIGINT, True, 1), (signal.SIGINT, True, 2),
-                                                     (signal.SIGTERM, True, 1), (signal.SIGTERM, False, 1)],
-                         ids=["ctrl-c from a terminal", "ctrl-c twice", "SIGTERM to the job", "SIGTERM to the client"])
+                                                     (signal.SIGTERM, True, 1), (signal.SIGTERM, False, 1),
+                                                     (signal.SIGTERM, False, 2)],
+                         ids=["ctrl-c from a terminal", "ctrl-c twice", "SIGTERM to the job", "SIGTERM to the client",
+                              "SIGTERM to the client twice"])
 def test_a_stopped_local_cluster_run_says_what_it_saved_and_leaves_nothing(tmp_path, signum, group, presses):
     """A terminal's Ctrl-C reaches every process of its foreground group, the workers of
     ``--workers`` too, and a batch system's SIGTERM every process of the job: the run stops
@@ -394,6 +398,26 @@ def test_a_stopped_local_cluster_run_says_what_it_saved_and_leaves_nothing(tmp_p
                             and "Z" not in Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1][:3]}
     resumed = run_cli(["explore", "6x2", "--out", str(out), "--resume", "--json"])
     assert resumed.exit_code == 0 and json.loads(resumed.stdout)["depth_counts"] == reference("6x2").depth_counts
+
+
+def test_a_sigterm_as_the_local_cluster_starts_stops_it_cleanly(tmp_path):
+    """A SIGTERM to the client while its cluster starts (held until the cluster is up,
+    then taken): the run stops with its one line, without Python's warning of the
+    workers' leaked semaphores, and leaves no worker behind."""
+    proc = subprocess.Popen([sys.executable, "-m", "puzzlespace", "explore", "5x2", "--workers", "2", "--out",
+                             str(tmp_path / "ck"), "--json"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    deadline = time.monotonic() + 60
+    while not (started := _children(proc.pid, nannies=True)) and time.monotonic() < deadline:
+        time.sleep(0.005)
+    assert started
+    proc.send_signal(signal.SIGTERM)  # its nannies started, its workers not yet
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "Traceback" not in stderr and "Warning" not in stderr, stderr
+    assert stderr.splitlines()[-1].startswith("stopped: interrupted; "), stderr
+    time.sleep(1)
+    assert not {pid for pid in _children(proc.pid) | started if Path(f"/proc/{pid}").exists()
+                and "Z" not in Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1][:3]}
 
 
 def test_without_a_checkpoint_a_lost_worker_says_nothing_was_saved():

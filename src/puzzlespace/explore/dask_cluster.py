@@ -130,7 +130,8 @@ shared out equally) each;
 def _ctrl_c_held():
     """Hold back SIGINT from this thread, and so from the threads it starts and the
     processes they start (which keep the mask: their SIGINT stays pending, never taken).
-    In the main thread a Ctrl-C meanwhile (taken by a thread started before) is only
+    In the main thread a Ctrl-C meanwhile (taken by a thread started before), or a
+    SIGTERM that Python handles (the command line's raises KeyboardInterrupt), is only
     noted, and handed on exit to the handler it would have met (KeyboardInterrupt, as a
     rule). Multiprocessing's resource tracker is started first: starting it lets SIGINT
     through in the thread that starts it."""
@@ -143,17 +144,20 @@ def _ctrl_c_held():
     resource_tracker.ensure_running()
     main = threading.current_thread() is threading.main_thread()
     pressed: list[int] = []
-    handler = signal.signal(signal.SIGINT, lambda signum, frame: pressed.append(signum)) if main else None
+    held = [signal.SIGINT] + ([signal.SIGTERM] if callable(signal.getsignal(signal.SIGTERM)) else [])
+    handlers = {signum: signal.signal(signum, lambda signum, frame: pressed.append(signum))
+                for signum in held} if main else {}
     mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # a pending SIGINT is noted now
-        if main:
-            signal.signal(signal.SIGINT, signal.SIG_DFL if handler is None else handler)
-    if pressed and callable(handler):
-        handler(signal.SIGINT, None)  # Python's own raises KeyboardInterrupt
-    elif pressed and handler in (signal.SIG_DFL, None):
+        for signum, handler in handlers.items():
+            signal.signal(signum, signal.SIG_DFL if handler is None else handler)
+    handler = handlers.get(pressed[0]) if pressed else signal.SIG_IGN
+    if callable(handler):
+        handler(pressed[0], None)  # Python's own raises KeyboardInterrupt
+    elif handler in (signal.SIG_DFL, None):
         raise KeyboardInterrupt
 
 
