@@ -9,6 +9,7 @@ import os
 import re
 import shutil
 import signal
+import traceback
 import subprocess
 import sys
 import threading
@@ -1209,3 +1210,22 @@ def test_a_resume_on_workers_own_disks_takes_the_files_the_checkpoint_names(tmp_
     assert [cluster._owner(k, ["a", "b"], held, Path("ck")) for k in (0, 1)] == ["b", "b"]
     with pytest.raises(PuzzleError, match="segment 2's files are on none of the workers"):
         cluster._owner(2, ["a", "b"], held, Path("ck"))
+
+
+def test_a_ctrl_c_is_taken_where_the_run_waits(client):
+    """A Ctrl-C during a run is noted and raised where the run waits on the cluster, not
+    wherever the main thread stands: there it could land in an object's finalizer, which
+    swallows it (the run then went on to its end), or in a Dask call. Sent here from the
+    progress callback, it comes out of the wait; the cluster then runs the next run."""
+    p = ps.load_puzzle("3x3")
+
+    def press(depth, done, total, states):
+        if depth == 5:
+            os.kill(os.getpid(), signal.SIGINT)
+
+    with pytest.raises(KeyboardInterrupt) as stopped:
+        explore_distributed(p, client, progress=press)
+    frames = [frame.f_code.co_name for frame, _ in traceback.walk_tb(stopped.value.__traceback__)]
+    assert frames[-1] == "take_interrupt" and "press" not in frames, frames
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert_same(explore_distributed(p, client), reference("3x3"))

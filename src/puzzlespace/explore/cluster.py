@@ -82,7 +82,7 @@ from .cluster_tasks import (claim_dir, collect_marks, discard_files, files_intac
                             release_run, release_runs, report_topic, ring, runs_held, running_tasks, segment_table,
                             segments_here, take_marks, visit_key, visit_segment)
 from .dask_cluster import (NO_PAUSE, POLL, Unanswered, asked, check_installed, check_worker_memory, dask_distributed,
-                           memory_lines, silent_scheduler, workers_seen)
+                           interrupts_deferred, memory_lines, silent_scheduler, take_interrupt, workers_seen)
 from .segments import (Segment, SegmentStore, check_resumed, disk_needed, file_errors, file_parts, prepare,
                        result_of)
 
@@ -172,6 +172,7 @@ class LayerReport:
     seconds: float
 
 
+@interrupts_deferred()
 def explore_distributed(
     puzzle: Puzzle,
     client,
@@ -191,7 +192,10 @@ def explore_distributed(
     held by ``workers`` (addresses; default: all the cluster's, in order). Same result,
     checkpoints and tablebase as :func:`~puzzlespace.explore.segments.explore_segmented`;
     ``progress(depth, segments done, segments, states so far)`` as segments finish and
-    ``layer_done(report)`` after each layer."""
+    ``layer_done(report)`` after each layer. Called in the main thread, it takes a Ctrl-C
+    (or a SIGTERM Python handles) where it waits on the cluster, within
+    :data:`~puzzlespace.explore.dask_cluster.POLL` seconds (see
+    :func:`~puzzlespace.explore.dask_cluster.interrupts_deferred`)."""
     t0 = time.perf_counter()
     index = puzzle.state_index()
     out = Path(out_dir).absolute() if out_dir is not None else None  # the same path for workers of other cwds
@@ -620,6 +624,7 @@ class _Run:
             future.add_done_callback(finished.put)
         results = {}
         while len(results) < len(futures):
+            take_interrupt()
             try:
                 future = finished.get(timeout=POLL)
             except queue.Empty:
@@ -653,6 +658,7 @@ class _Run:
             self._fail(future, depth)
         deadline = time.monotonic() + REPORT_WAIT
         while (report := self.reports.take(future.key)) is None:  # sent before the visit ended: almost always here
+            take_interrupt()
             self._check_workers(depth)
             if time.monotonic() > deadline:
                 raise PuzzleError(f"task {future.key!r} finished but its report never came; "

@@ -312,6 +312,47 @@ def silent_scheduler(when: str = "") -> str:
     return f"the Dask scheduler has not answered for {SCHEDULER_WAIT:g} s{when} (stopped, or its machine frozen)"
 
 
+#: The signals noted in :func:`interrupts_deferred`'s block, with the handlers they would have met.
+_NOTED: list[tuple[int, object]] = []
+
+
+@contextmanager
+def interrupts_deferred():
+    """Within the block, in the main thread, a Ctrl-C, or a SIGTERM that Python handles
+    (the command line's raises KeyboardInterrupt), is noted, and handed to the handler it
+    would have met by :func:`take_interrupt`, which the run calls where it waits on the
+    cluster (every :data:`POLL` seconds at most), or as the block ends. Raised wherever
+    the main thread stood, it could land in a Dask call, whose coroutines then print the
+    errors of the futures it let go, or in an object's finalizer, which swallows it and
+    the run goes on."""
+    import signal
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    handled = [s for s in (signal.SIGINT, signal.SIGTERM) if callable(signal.getsignal(s))]
+    handlers = {s: signal.signal(s, lambda signum, frame: _NOTED.append((signum, handlers[signum])))
+                for s in handled}
+    try:
+        yield
+    except KeyboardInterrupt:
+        _NOTED.clear()  # one is under way: those noted since are the same stop
+        raise
+    finally:
+        for signum, handler in handlers.items():
+            signal.signal(signum, handler)
+    take_interrupt()
+
+
+def take_interrupt() -> None:
+    """Hand a signal noted in :func:`interrupts_deferred`'s block to its handler (which
+    raises KeyboardInterrupt, as a rule); nothing when none was."""
+    if _NOTED:
+        signum, handler = _NOTED[0]
+        _NOTED.clear()
+        handler(signum, None)
+
+
 def asked(client, request: Callable[[], object], workers: Sequence[str] = ()):
     """``request()``: a call of ``client``'s that waits on the cluster (``Client.run``,
     say), made in a thread of its own while this one checks the cluster every
@@ -333,6 +374,7 @@ def asked(client, request: Callable[[], object], workers: Sequence[str] = ()):
     threading.Thread(target=call, daemon=True, name="puzzlespace-request").start()
     waited_on = set(workers)
     while not done.wait(POLL):
+        take_interrupt()
         seen = workers_seen(client)
         waited_on = waited_on or set(seen)
         if waited_on - set(seen):
