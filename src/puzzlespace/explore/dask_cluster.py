@@ -324,7 +324,8 @@ def interrupts_deferred():
     cluster (every :data:`POLL` seconds at most), or as the block ends. Raised wherever
     the main thread stood, it could land in a Dask call, whose coroutines then print the
     errors of the futures it let go, or in an object's finalizer, which swallows it and
-    the run goes on."""
+    the run goes on. An error that ends the block after a signal was noted gives way to
+    it (the same signal may have stopped the workers)."""
     import signal
 
     if threading.current_thread() is not threading.main_thread():
@@ -337,6 +338,9 @@ def interrupts_deferred():
         yield
     except KeyboardInterrupt:
         _NOTED.clear()  # one is under way: those noted since are the same stop
+        raise
+    except BaseException:
+        take_interrupt()  # the stop asked for comes first: a SIGTERM to a job stops its workers too
         raise
     finally:
         for signum, handler in handlers.items():
