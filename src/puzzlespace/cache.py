@@ -38,9 +38,9 @@ def cache_dir() -> Path:
     return Path(base) / "puzzlespace"
 
 
-def file_stem(spec: str, goal) -> str:
-    """A file-name stem for a puzzle and goal: its identity (or spec) made safe, then a digest of the goal."""
-    slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", spec)[-60:]
+def file_stem(identity: str, goal) -> str:
+    """A file-name stem for a puzzle (its identity) and goal: the identity made safe, then a digest of the goal."""
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", identity)[-60:]
     return f"{slug}-{hashlib.sha1(' '.join(map(str, goal)).encode()).hexdigest()[:12]}"
 
 

@@ -22,9 +22,10 @@ State = tuple[int, ...]
 class PuzzleRules(Protocol):
     """What the algorithms need of a puzzle: its name, goal and moves.
 
-    ``spec`` is the canonical name, ``identity`` what files made for it are bound to, ``goal`` the goal position, ``n_cells`` the length of
-    every state. Moves are reversible: every move has a move that undoes it, so searching
-    backwards with :meth:`successors` is sound.
+    ``spec`` is the canonical name, ``identity`` what files made for it are bound to,
+    ``goal`` the goal position, ``n_cells`` the length of every state. Moves are
+    reversible: every move has a move that undoes it, so searching backwards with
+    :meth:`successors` is sound.
     """
 
     spec: str

@@ -143,22 +143,44 @@ def _ctrl_c_held():
         return
     resource_tracker.ensure_running()
     main = threading.current_thread() is threading.main_thread()
-    pressed: list[int] = []
+    pressed: list[tuple[int, object]] = []
     held = [signal.SIGINT] + ([signal.SIGTERM] if callable(signal.getsignal(signal.SIGTERM)) else [])
-    handlers = {signum: signal.signal(signum, lambda signum, frame: pressed.append(signum))
-                for signum in held} if main else {}
-    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    with _signals_noted(pressed, held if main else []):
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            yield
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # a pending SIGINT is noted now
+    _hand_on(pressed)
+
+
+@contextmanager
+def _signals_noted(noted: list[tuple[int, object]], signums):
+    """Within the block (in the main thread), the signals ``signums`` are only noted in
+    ``noted``, each with the handler it would have met (see :func:`_hand_on`)."""
+    import signal
+
+    handlers = {s: signal.signal(s, lambda signum, frame: noted.append((signum, handlers[signum]))) for s in signums}
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # a pending SIGINT is noted now
         for signum, handler in handlers.items():
             signal.signal(signum, signal.SIG_DFL if handler is None else handler)
-    handler = handlers.get(pressed[0]) if pressed else signal.SIG_IGN
-    if callable(handler):
-        handler(pressed[0], None)  # Python's own raises KeyboardInterrupt
-    elif handler in (signal.SIG_DFL, None):
-        raise KeyboardInterrupt
+
+
+def _hand_on(noted: list[tuple[int, object]]) -> None:
+    """Hand the first signal ``noted`` to the handler it would have met: a Python one is
+    called (Python's own raises KeyboardInterrupt), the default raises KeyboardInterrupt,
+    an ignored one does nothing; then forget them all."""
+    import signal
+
+    if noted:
+        signum, handler = noted[0]
+        noted.clear()
+        if callable(handler):
+            handler(signum, None)
+        elif handler in (signal.SIG_DFL, None):
+            raise KeyboardInterrupt
 
 
 def _quicken(client) -> None:
@@ -331,30 +353,22 @@ def interrupts_deferred():
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    handled = [s for s in (signal.SIGINT, signal.SIGTERM) if callable(signal.getsignal(s))]
-    handlers = {s: signal.signal(s, lambda signum, frame: _NOTED.append((signum, handlers[signum])))
-                for s in handled}
-    try:
-        yield
-    except KeyboardInterrupt:
-        _NOTED.clear()  # one is under way: those noted since are the same stop
-        raise
-    except BaseException:
-        take_interrupt()  # the stop asked for comes first: a SIGTERM to a job stops its workers too
-        raise
-    finally:
-        for signum, handler in handlers.items():
-            signal.signal(signum, handler)
+    with _signals_noted(_NOTED, [s for s in (signal.SIGINT, signal.SIGTERM) if callable(signal.getsignal(s))]):
+        try:
+            yield
+        except KeyboardInterrupt:
+            _NOTED.clear()  # one is under way: those noted since are the same stop
+            raise
+        except BaseException:
+            take_interrupt()  # the stop asked for comes first: a SIGTERM to a job stops its workers too
+            raise
     take_interrupt()
 
 
 def take_interrupt() -> None:
     """Hand a signal noted in :func:`interrupts_deferred`'s block to its handler (which
     raises KeyboardInterrupt, as a rule); nothing when none was."""
-    if _NOTED:
-        signum, handler = _NOTED[0]
-        _NOTED.clear()
-        handler(signum, None)
+    _hand_on(_NOTED)
 
 
 def asked(client, request: Callable[[], object], workers: Sequence[str] = ()):
