@@ -46,7 +46,11 @@ def client():
 
 
 def workers(client, count: int) -> list[str]:
-    return sorted(client.scheduler_info()["workers"])[:count]
+    """The first ``count`` workers of the cluster, by address, once it has that many (a
+    worker its nanny restarts is back within seconds); all of them listed, whatever
+    number a version of Dask lists by default."""
+    client.wait_for_workers(count, timeout=60)
+    return sorted(dask_cluster.workers_seen(client))[:count]
 
 
 @pytest.mark.parametrize("files", [False, True], ids=["in-memory", "in-files"])

@@ -464,6 +464,37 @@ def test_a_refused_writer_leaves_the_holders_folder_alone(tmp_path, monkeypatch)
     a.__exit__(None, None, None)
 
 
+def test_a_writer_outlasts_other_writers_removing_its_lock_folder(tmp_path, monkeypatch):
+    """Writers ending one after another remove the folder between this writer's making it
+    and opening the lock file in it, 200 times running: the writer keeps trying (for up
+    to RACE_WAIT seconds, not a fixed number of tries) and takes the lock."""
+    target, real_open, removed = tmp_path / "ck", os.open, [0]
+
+    def removed_meanwhile(path, *args, **kw):
+        if str(path).endswith(".lock") and removed[0] < 200:
+            removed[0] += 1
+            os.rmdir(target)
+        return real_open(path, *args, **kw)
+
+    monkeypatch.setattr(datafile.os, "open", removed_meanwhile)
+    with _writer(target):
+        assert target.is_dir() and removed[0] == 200
+
+
+def test_a_lock_file_that_cannot_be_made_is_refused_in_one_line(tmp_path, monkeypatch):
+    """A lock file that can never be made (its name a link into a missing folder) is
+    refused once RACE_WAIT has passed, not tried for ever."""
+    target = tmp_path / "ck"
+    target.mkdir()
+    (target / ".lock").symlink_to(tmp_path / "missing" / "lock")
+    monkeypatch.setattr(datafile, "RACE_WAIT", 0.2)
+    began = time.monotonic()
+    with pytest.raises(PuzzleError, match=r"cannot write the checkpoint in '.*ck': No such file"):
+        with _writer(target):
+            pass
+    assert time.monotonic() - began < 5
+
+
 def test_a_lock_file_removed_while_being_locked_is_locked_afresh(tmp_path, monkeypatch):
     """A, which made the folder, ends (removing its empty folder and lock file) just after
     B opened the lock file: B must lock a new one, so a third writer is refused."""

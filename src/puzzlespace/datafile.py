@@ -17,8 +17,10 @@ import hashlib
 import itertools
 import json
 import os
+import random
 import re
 import struct
+import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO, Iterator
@@ -194,11 +196,19 @@ def _remove_unheld(path: Path) -> bool:
     return True
 
 
+#: Seconds a writer keeps making a lock file's folder that other writers keep removing
+#: (each as its block ends) before it gives up.
+RACE_WAIT = 10.0
+
+
 def _hold(lock: Path, target: Path, what: str, wait: bool) -> int:
     """A descriptor of the file ``lock`` (made, with its folder, if needed) holding its
     ``flock``. A lock file removed while it was being locked (by the holder ending its
     block) is locked again afresh, so that two writers never hold different files of one
-    path; so is one whose folder that holder removed just before it was opened."""
+    path; so is one whose folder that holder removed just before it was opened, for up to
+    :data:`RACE_WAIT` seconds, a little later each time (at random: writers that keep
+    coming and going do not keep meeting in step)."""
+    deadline = time.monotonic() + RACE_WAIT
     for attempt in itertools.count():
         try:
             lock.parent.mkdir(parents=True, exist_ok=True)
@@ -206,7 +216,8 @@ def _hold(lock: Path, target: Path, what: str, wait: bool) -> int:
         except OSError as exc:
             gone = isinstance(exc, (FileNotFoundError, FileExistsError)) and (  # the folder removed meanwhile
                 lock.parent.is_dir() or not lock.parent.exists())
-            if gone and attempt < 100:
+            if gone and time.monotonic() < deadline:
+                time.sleep(random.uniform(0, 1e-4 * min(attempt, 100)))
                 continue
             raise PuzzleError(f"cannot write {what} {str(target)!r}: {exc.strerror or exc}") from None
         try:
