@@ -1,5 +1,6 @@
-"""Packed marks against the obvious reference (the sorted distinct ranks), and their
-framed blocks in a file: read back whole, and a frame that does not fit is refused."""
+"""Packed marks against the obvious reference (the sorted distinct ranks), the radix sort
+that packing uses against NumPy's sort, and the framed blocks in a file: read back whole,
+and a frame that does not fit is refused."""
 
 import zlib
 
@@ -8,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from puzzlespace.explore.packing import pack_marks, read_blocks, unpack_marks, write_block
+from puzzlespace.explore.packing import DIGIT_BITS, pack_marks, read_blocks, sort_ranks, unpack_marks, write_block
 
 RANKS = st.lists(st.integers(0, (1 << 62) - 1) | st.integers(0, 300), max_size=300)
 
@@ -18,6 +19,21 @@ RANKS = st.lists(st.integers(0, (1 << 62) - 1) | st.integers(0, 300), max_size=3
 def test_packing_round_trips_to_the_distinct_sorted_ranks(ranks):
     marks = np.array(ranks, dtype=np.int64)
     assert np.array_equal(unpack_marks(pack_marks(marks.copy())), np.unique(marks))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(0, (1 << 63) - 1), max_size=300), st.integers(0, 62),
+       st.none() | st.integers(0, 3 * DIGIT_BITS + 2))
+def test_the_radix_sort_orders_as_numpy_does(ranks, offset, spread):
+    """Ranks of every spread (none, one pass of digits up to four and their edges, or
+    any int64), from any offset, with repeats."""
+    marks = np.array(ranks if spread is None else [(1 << offset) + r % (1 << spread) for r in ranks], dtype=np.int64)
+    assert np.array_equal(sort_ranks(marks.copy(), np.empty_like(marks)), np.sort(marks))
+
+
+def test_the_radix_sort_of_many_ranks():
+    marks = np.random.default_rng(7).integers(1 << 40, (1 << 40) + (1 << 34), 200_000)
+    assert np.array_equal(sort_ranks(marks.copy(), np.empty_like(marks)), np.sort(marks))
 
 
 def test_close_ranks_pack_to_a_byte_each():

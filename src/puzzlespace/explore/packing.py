@@ -3,8 +3,10 @@ one before in 7-bit groups (LEB128), so a mark costs one or two bytes where rank
 close.
 
 A packed block decodes on its own: its first gap is counted from rank 0. Packing sorts
-and drops repeated ranks, which changes nothing for the table they are merged into. In a
-file, blocks follow one another, each framed by its byte count (a little-endian uint64).
+(a least-significant-digit radix sort over the ranks' spread, a few passes of
+:data:`DIGIT_BITS` bits) and drops repeated ranks, which changes nothing for the table
+they are merged into. In a file, blocks follow one another, each framed by its byte count
+(a little-endian uint64).
 """
 
 from __future__ import annotations
@@ -17,13 +19,58 @@ import numba as nb
 import numpy as np
 
 
+#: Bits of a rank the radix sort orders in one pass: 2,048 buckets, whose counts and
+#: write positions stay in the core's caches.
+DIGIT_BITS = 11
+
+
 def pack_marks(marks: np.ndarray) -> np.ndarray:
-    """The ranks ``marks`` (int64, non-negative, any order; sorted in place) packed: a
-    uint8 array (measured first, so that nothing larger is made)."""
-    marks.sort()
-    out = np.empty(_pack(marks, np.empty(0, dtype=np.uint8), False), dtype=np.uint8)
-    _pack(marks, out, True)
+    """The ranks ``marks`` (int64, non-negative, any order; reordered, used as the sort's
+    scratch) packed: a uint8 array (measured first, so that nothing larger is made).
+    Memory: a second array of the marks' size while they are sorted."""
+    ranks = sort_ranks(marks, np.empty_like(marks))
+    out = np.empty(_pack(ranks, np.empty(0, dtype=np.uint8), False), dtype=np.uint8)
+    _pack(ranks, out, True)
     return out
+
+
+@nb.njit(cache=True, nogil=True)
+def sort_ranks(keys, scratch):
+    """``keys`` (int64) in increasing order, sorted by a least-significant-digit radix
+    sort of ``key - min(keys)``: as few passes of at most :data:`DIGIT_BITS` bits as that
+    spread needs, each stable, alternating between ``keys`` and ``scratch`` (as long);
+    returns whichever of the two holds the result (the other holds no meaning)."""
+    n = keys.shape[0]
+    if n < 2:
+        return keys
+    lo, hi = keys[0], keys[0]
+    for key in keys:
+        lo, hi = min(lo, key), max(hi, key)
+    bits = 0
+    while (hi - lo) >> bits:
+        bits += 1
+    passes = max(1, -(-bits // DIGIT_BITS))
+    width = max(1, -(-bits // passes))
+    mask = (1 << width) - 1
+    starts = np.zeros((passes, 1 << width), dtype=np.int64)
+    for key in keys:  # every pass's counts in one read
+        d = key - lo
+        for p in range(passes):
+            starts[p, (d >> (p * width)) & mask] += 1
+    src, dst = keys, scratch
+    for p in range(passes):
+        at = starts[p]
+        total = 0
+        for b in range(at.shape[0]):
+            at[b], total = total, total + at[b]
+        shift = p * width
+        for i in range(n):
+            key = src[i]
+            b = ((key - lo) >> shift) & mask
+            dst[at[b]] = key
+            at[b] += 1
+        src, dst = dst, src
+    return src
 
 
 def unpack_marks(block: np.ndarray) -> np.ndarray:

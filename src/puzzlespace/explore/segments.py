@@ -139,8 +139,9 @@ def memory_needed(index, threads: int, tables: int, span: int, marks: str = "pac
     """The bytes a run by segments whose largest segment holds ``span`` ranks keeps this
     process within: the program itself, with all the code a pass runs loaded, and 32 MiB
     for what the allocator keeps; one segment's ``tables`` 2-bit tables, the mark buffers
-    and the marks in flight, and with ``bitmap`` marks (see :data:`MARKS`) the pass's
-    bitmap."""
+    and the marks in flight (three times :data:`SENT_BUFFER` ranks: those held, and one
+    target's being packed with its sort's scratch), and with ``bitmap`` marks (see
+    :data:`MARKS`) the pass's bitmap."""
     load_code(index)  # counted in the program's memory below
     buffered, ranks = buffer_sizes(index)
     in_flight = 3 * SENT_BUFFER * 8 + (bitmap_bytes(index.size) if marks == "bitmap" else 0)
@@ -248,8 +249,8 @@ class SegmentStore:
         offsets = np.zeros(len(starts) + 2, dtype=np.int64)
         partition_marks(marks, starts, grouped, offsets)
         for k in range(len(starts) + 1):
-            if offsets[k + 1] > offsets[k]:
-                self.send(k, grouped[offsets[k]:offsets[k + 1]])
+            if offsets[k + 1] > offsets[k]:  # a copy: packing a target's marks lets go of them whole
+                self.send(k, grouped[offsets[k]:offsets[k + 1]].copy())
         self.flush()
 
     def send(self, k: int, marks: np.ndarray) -> None:
@@ -296,8 +297,8 @@ class SegmentStore:
         if not self.delivers() or not (everything or self.sent_bytes > SENT_BUFFER * 8):
             return
         sent, self.sent, self.sent_bytes = self.sent, {}, 0
-        for k, parts in sent.items():
-            self.deliver(k, pack_marks(np.concatenate(parts)))
+        for k in list(sent):  # a target's parts go as they are gathered, before its sort takes its scratch
+            self.deliver(k, pack_marks(np.concatenate(sent.pop(k))))
 
     def delivers(self) -> bool:
         """Whether marks for other segments are delivered packed (to files), or kept."""
