@@ -24,11 +24,11 @@ import numpy as np
 DIGIT_BITS = 11
 
 
-def pack_marks(marks: np.ndarray) -> np.ndarray:
-    """The ranks ``marks`` (int64, non-negative, any order; reordered, used as the sort's
-    scratch) packed: a uint8 array (measured first, so that nothing larger is made).
-    Memory: a second array of the marks' size while they are sorted."""
-    ranks = sort_ranks(marks, np.empty_like(marks))
+def pack_marks(marks: np.ndarray, scratch: np.ndarray | None = None) -> np.ndarray:
+    """The ranks ``marks`` (int64, non-negative, any order) packed: a uint8 array (measured
+    first, so that nothing larger is made). ``marks`` and ``scratch`` (as long as
+    ``marks``; made here when not given) are overwritten by the sort."""
+    ranks = sort_ranks(marks, np.empty_like(marks) if scratch is None else scratch)
     out = np.empty(_pack(ranks, np.empty(0, dtype=np.uint8), False), dtype=np.uint8)
     _pack(ranks, out, True)
     return out

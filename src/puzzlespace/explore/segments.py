@@ -139,8 +139,8 @@ def memory_needed(index, threads: int, tables: int, span: int, marks: str = "pac
     """The bytes a run by segments whose largest segment holds ``span`` ranks keeps this
     process within: the program itself, with all the code a pass runs loaded, and 32 MiB
     for what the allocator keeps; one segment's ``tables`` 2-bit tables, the mark buffers
-    and the marks in flight (three times :data:`SENT_BUFFER` ranks: those held, and one
-    target's being packed with its sort's scratch), and with ``bitmap`` marks (see
+    and the marks in flight (three times :data:`SENT_BUFFER` ranks: those held, and the
+    arrays that gather and sort a target's to pack them), and with ``bitmap`` marks (see
     :data:`MARKS`) the pass's bitmap."""
     load_code(index)  # counted in the program's memory below
     buffered, ranks = buffer_sizes(index)
@@ -192,6 +192,9 @@ class SegmentStore:
         self.sent: dict[int, list[np.ndarray]] = {}  # marks for segment k, for the next pass
         self.sent_bytes = 0
         self.sent_crc: dict[int, int] = {}
+        # A target's marks gathered to be packed, and the scratch of their sort: kept for
+        # the run (grown as needed), so that packing allocates nothing of their size.
+        self.packing = (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64))
         self.files: dict[str, str] = {}  # file name -> CRC-32: the last complete pass
         self.unchecked: set[str] = set()  # files of a resumed checkpoint, not read yet
         self.carried: dict[int, int] = {}  # states of the next layer merged into segment k in this pass
@@ -249,8 +252,8 @@ class SegmentStore:
         offsets = np.zeros(len(starts) + 2, dtype=np.int64)
         partition_marks(marks, starts, grouped, offsets)
         for k in range(len(starts) + 1):
-            if offsets[k + 1] > offsets[k]:  # a copy: packing a target's marks lets go of them whole
-                self.send(k, grouped[offsets[k]:offsets[k + 1]].copy())
+            if offsets[k + 1] > offsets[k]:
+                self.send(k, grouped[offsets[k]:offsets[k + 1]])
         self.flush()
 
     def send(self, k: int, marks: np.ndarray) -> None:
@@ -297,8 +300,17 @@ class SegmentStore:
         if not self.delivers() or not (everything or self.sent_bytes > SENT_BUFFER * 8):
             return
         sent, self.sent, self.sent_bytes = self.sent, {}, 0
-        for k in list(sent):  # a target's parts go as they are gathered, before its sort takes its scratch
-            self.deliver(k, pack_marks(np.concatenate(sent.pop(k))))
+        for k, parts in sent.items():
+            self.deliver(k, self._packed(parts))
+
+    def _packed(self, parts: list[np.ndarray]) -> np.ndarray:
+        """The ranks of ``parts`` packed, gathered and sorted in the arrays kept for it."""
+        count = sum(len(part) for part in parts)
+        if len(self.packing[0]) < count:
+            self.packing = (np.empty(count, dtype=np.int64), np.empty(count, dtype=np.int64))
+        gathered, scratch = self.packing[0][:count], self.packing[1][:count]
+        np.concatenate(parts, out=gathered)
+        return pack_marks(gathered, scratch)
 
     def delivers(self) -> bool:
         """Whether marks for other segments are delivered packed (to files), or kept."""
