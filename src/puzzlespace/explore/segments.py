@@ -179,6 +179,10 @@ class Segment:
     hi: int
 
 
+#: The arrays of a store that is not packing marks (see :meth:`SegmentStore.flush`).
+_NOT_PACKING = (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64))
+
+
 class SegmentStore:
     """Where segment tables, the marks sent between segments and per-segment counts live
     between visits. Files named by a resumed checkpoint are checked against its CRC-32
@@ -192,9 +196,10 @@ class SegmentStore:
         self.sent: dict[int, list[np.ndarray]] = {}  # marks for segment k, for the next pass
         self.sent_bytes = 0
         self.sent_crc: dict[int, int] = {}
-        # A target's marks gathered to be packed, and the scratch of their sort: kept for
-        # the run (grown as needed), so that packing allocates nothing of their size.
-        self.packing = (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64))
+        # A target's marks gathered to be packed, and the scratch of their sort: made at a
+        # pass's first packing (grown as needed) and let go at its end, so that the many
+        # packings of a large pass allocate nothing of their size.
+        self.packing = _NOT_PACKING
         self.files: dict[str, str] = {}  # file name -> CRC-32: the last complete pass
         self.unchecked: set[str] = set()  # files of a resumed checkpoint, not read yet
         self.carried: dict[int, int] = {}  # states of the next layer merged into segment k in this pass
@@ -302,9 +307,11 @@ class SegmentStore:
         sent, self.sent, self.sent_bytes = self.sent, {}, 0
         for k, parts in sent.items():
             self.deliver(k, self._packed(parts))
+        if everything:
+            self.packing = _NOT_PACKING
 
     def _packed(self, parts: list[np.ndarray]) -> np.ndarray:
-        """The ranks of ``parts`` packed, gathered and sorted in the arrays kept for it."""
+        """The ranks of ``parts`` packed, gathered and sorted in the pass's arrays for it."""
         count = sum(len(part) for part in parts)
         if len(self.packing[0]) < count:
             self.packing = (np.empty(count, dtype=np.int64), np.empty(count, dtype=np.int64))
