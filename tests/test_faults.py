@@ -625,6 +625,33 @@ cli.main(sys.argv[1:])
         done.stderr.rstrip("\n"), done.stderr
 
 
+@pytest.mark.parametrize("command", [["check", "3x3", "1 2 3/4 5 6/7 8 0"], ["explore", "3x2", "--json"]])
+def test_ctrl_c_taken_in_a_finalizer_still_stops_the_run(command):
+    """A Ctrl-C that lands while Python runs a finalizer or a weakref callback (the import
+    system's, loading a module) is only reported there by Python: the run still stops,
+    with its one line."""
+    script = """
+import sys
+from puzzlespace import cli
+from puzzlespace.__main__ import main
+
+class InterruptedWhileFinalized:
+    def __del__(self):
+        raise KeyboardInterrupt
+
+loaded = cli.load_puzzle
+def load(*args, **kwargs):
+    InterruptedWhileFinalized()
+    return loaded(*args, **kwargs)
+
+cli.load_puzzle = load
+main()
+"""
+    done = subprocess.run([sys.executable, "-c", script, *command], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 130 and done.stderr.startswith("stopped: interrupted") and \
+        done.stderr.count("\n") == 1, done.stderr
+
+
 @pytest.mark.parametrize("trial", range(8))
 def test_ctrl_c_at_any_moment_is_one_line(trial):
     """From the moment the command's entry point is called, while it loads and runs."""

@@ -8,7 +8,27 @@ import signal
 import sys
 
 
+def _interrupt_again(unraisable) -> None:
+    """A Ctrl-C that came while Python ran a finalizer or a weakref callback (as the
+    import system's, loading a module) is only reported there, never raised: it is raised
+    again a moment later, by a timer's signal, wherever the main thread then is (a signal
+    taken in this hook would be lost in it the same way). Any other such error is reported
+    as Python would."""
+    if not isinstance(unraisable.exc_value, KeyboardInterrupt):
+        sys.__unraisablehook__(unraisable)
+        return
+    delay = 0.001
+    while True:
+        try:
+            signal.signal(signal.SIGALRM, signal.default_int_handler)
+            signal.setitimer(signal.ITIMER_REAL, delay)
+            return
+        except KeyboardInterrupt:  # a timer set by an earlier try went off in this one
+            delay *= 2
+
+
 def main() -> None:
+    sys.unraisablehook = _interrupt_again
     try:
         if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
             signal.signal(signal.SIGTERM, signal.default_int_handler)
