@@ -78,6 +78,19 @@ def test_a_local_cluster_batches_messages_briefly(client):
         == {STREAM_INTERVAL}
 
 
+def test_a_local_clusters_processes_time_their_event_loops_seldom(client):
+    """The scheduler, the nannies and the workers wake every TICK to time their event
+    loops, not every 20 ms."""
+    from dask.utils import parse_timedelta
+
+    from puzzlespace.explore.dask_cluster import TICK
+
+    tick = parse_timedelta(TICK)
+    assert client.run_on_scheduler(lambda dask_scheduler: dask_scheduler._tick_interval) == tick
+    assert set(client.run(lambda dask_worker: dask_worker._tick_interval).values()) == {tick}
+    assert set(client.run(lambda dask_worker: dask_worker._tick_interval, nanny=True).values()) == {tick}
+
+
 @pytest.mark.parametrize("puzzle", [None, "3x2"])
 def test_a_local_cluster_for_a_puzzle_compiles_its_code_once(tmp_path, puzzle):
     """Given the puzzle, local_cluster compiles the code of its runs in this process (into

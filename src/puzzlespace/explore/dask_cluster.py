@@ -31,6 +31,9 @@ EXTRA = 'pip install "puzzlespace[cluster]"'
 #: the workers waited on (those holding a run's segments) are still there.
 POLL = 1.0
 
+#: How often the processes of a cluster :func:`local_cluster` starts time their event loops.
+TICK = "500ms"
+
 #: Seconds the client waits for the scheduler to answer a check of the workers before it
 #: gives up on the run (a scheduler stopped, or its machine frozen, keeps its connections
 #: open and answers nothing).
@@ -79,7 +82,10 @@ shared out equally) each;
     closed on exit. Workers neither pause nor spill: the segments they hold are not
     Dask's data; their nannies restart them past :data:`RESTART_AT` of their limit. Nor
     do they sample their threads' stacks every 10 ms for Dask's profiler, which sees
-    nothing of the compiled code the tasks run.
+    nothing of the compiled code the tasks run, and the scheduler, nannies and workers
+    time their event loops every :data:`TICK` rather than every 20 ms (a measure for
+    Dask's dashboard and its warnings of a blocked loop, whose every wake-up costs the
+    cores the runs share).
 
     The workers never take a Ctrl-C (SIGINT) of their own: a terminal sends it to every
     process of its foreground group, and the client, which takes it, stops them itself.
@@ -99,7 +105,7 @@ shared out equally) each;
 
     settings = {"distributed.worker.memory.target": False, "distributed.worker.memory.spill": False,
                 "distributed.worker.memory.pause": False, "distributed.worker.memory.terminate": RESTART_AT,
-                "distributed.worker.profile.enabled": False}
+                "distributed.worker.profile.enabled": False, "distributed.admin.tick.interval": TICK}
     code = cluster = None
     try:
         with _ctrl_c_held():
