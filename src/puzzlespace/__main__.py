@@ -23,7 +23,7 @@ def _interrupt_again(unraisable) -> None:
             signal.signal(signal.SIGALRM, signal.default_int_handler)
             signal.setitimer(signal.ITIMER_REAL, delay)
             return
-        except KeyboardInterrupt:  # a timer set by an earlier try went off in this one
+        except KeyboardInterrupt:  # taken here (another Ctrl-C, or an earlier try's timer): set it again
             delay *= 2
 
 
