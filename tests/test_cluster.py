@@ -418,6 +418,29 @@ def test_a_stopped_local_cluster_run_says_what_it_saved_and_leaves_nothing(tmp_p
     assert resumed.exit_code == 0 and json.loads(resumed.stdout)["depth_counts"] == reference("6x2").depth_counts
 
 
+@pytest.mark.parametrize("off", [False, True])
+def test_dask_lines_logged_after_a_cluster_closed_stay_off_stderr(off):
+    """What Dask logs once a run's cluster has closed (a scheduler's stream to a worker
+    found closed, say, with its traceback) reaches stderr unless the command line has
+    turned Dask's log lines off for its process (it reports a run in its own words)."""
+    code = ("import logging, sys\n"
+            "from puzzlespace.explore import dask_cluster\n"
+            "if sys.argv[1] == 'off':\n"
+            "    dask_cluster.dask_logs_off()\n"
+            "with dask_cluster.local_cluster(1):\n"
+            "    pass\n"
+            "try:\n"
+            "    raise OSError('closed')\n"
+            "except OSError:\n"
+            "    logging.getLogger('distributed.batched').info('Batched Comm Closed', exc_info=True)\n"
+            "logging.getLogger('distributed.scheduler').error('a late error')\n")
+    done = subprocess.run([sys.executable, "-c", code, "off" if off else "on"], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    late = [line for line in done.stderr.splitlines() if "Batched Comm Closed" in line or "a late error" in line]
+    assert len(late) == (0 if off else 2), done.stderr
+
+
 def test_a_sigterm_as_the_local_cluster_starts_stops_it_cleanly(tmp_path):
     """A SIGTERM to the client while its cluster starts (held until the cluster is up,
     then taken): the run stops with its one line, without Python's warning of the

@@ -706,6 +706,7 @@ def _explore_on_cluster(p: Puzzle, workers: Optional[int], scheduler: Optional[s
         if not checkpoint_is_segmented(out_dir):
             raise PuzzleError(f"the checkpoint in {str(out_dir)!r} was made without segments: resume it without "
                               "--workers or --scheduler")
+    dask_cluster.dask_logs_off()
     if workers is not None:
         each = max(1, (os.cpu_count() or 1) // workers) if threads is None else threads
         gathers = tablebase and out_dir is None

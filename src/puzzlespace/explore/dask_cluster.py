@@ -74,6 +74,17 @@ def dask_distributed():
     return distributed
 
 
+def dask_logs_off() -> None:
+    """Keep Dask's own log lines off stderr for the rest of this process, for a command
+    that reports a run in its own words: Dask's coroutines may still log (a connection
+    found closed, with its traceback) after the cluster they served has closed, past the
+    silence :func:`local_cluster` and :func:`remote_cluster` keep while it is open."""
+    dask_distributed()  # its import sets up the handlers
+    for handler in logging.getLogger("distributed").handlers:
+        if isinstance(handler, logging.StreamHandler):
+            handler.setLevel(logging.CRITICAL)
+
+
 @contextmanager
 def local_cluster(workers: int, threads: int = 1, memory_limit: int | None = None, puzzle: Puzzle | None = None):
     """A client of a new cluster of ``workers`` processes on this machine, ``threads``

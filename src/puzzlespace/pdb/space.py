@@ -208,11 +208,6 @@ class PatternSpace:
         cells = np.array([where[t] for t in self.tiles], dtype=np.int64)
         return int(slot_of(cells, self.k, self.n, where[0], self.nbr))
 
-    def placement(self, state: Sequence[int]) -> int:
-        """Placement rank of the group in the full position ``state``."""
-        where = {t: v for v, t in enumerate(state)}
-        return int(rank_cells(np.array([where[t] for t in self.tiles], dtype=np.int64), 0, self.k, self.n))
-
     def unrank(self, r: int) -> tuple[int, ...]:
         """The group's nodes for placement rank ``r``."""
         cells = np.empty(self.k, dtype=np.int64)
