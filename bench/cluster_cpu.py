@@ -41,10 +41,6 @@ def main(argv=None) -> int:
     from puzzlespace.explore.dask_cluster import local_cluster
     from puzzlespace.explore.engine import explore
 
-    def cpu(process) -> float:
-        times = process.cpu_times()
-        return times.user + times.system
-
     puzzle, me, cores = ps.load_puzzle(args.puzzle), psutil.Process(), os.cpu_count()
     print(f"# cluster_cpu: {args.puzzle}, in memory on {cores} threads against {args.workers} workers of one "
           f"thread; {cores} cores, {harness.cpu_model()}, load {harness.loadavg()}, "
@@ -58,9 +54,9 @@ def main(argv=None) -> int:
         seen = {mode: ([], []) for mode in modes}
         for run in range(args.repeat + 1):
             for mode, (explore_once, others) in modes.items():
-                before = [cpu(me)] + [cpu(w) for w in others]
+                before = [harness.core_seconds(me)] + [harness.core_seconds(w) for w in others]
                 result = explore_once()
-                spent = [cpu(p) - b for p, b in zip([me, *others], before)]
+                spent = [harness.core_seconds(p) - b for p, b in zip([me, *others], before)]
                 if run == 0:
                     continue
                 seen[mode][0].append(result.seconds)

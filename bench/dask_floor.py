@@ -41,10 +41,6 @@ def main(argv=None) -> int:
 
     from puzzlespace.explore.dask_cluster import local_cluster
 
-    def cpu(process) -> float:
-        times = process.cpu_times()
-        return times.user + times.system
-
     print(f"# dask_floor: {args.passes} passes of 2 pinned tasks of {args.work} s; {os.cpu_count()} cores, "
           f"{harness.cpu_model()}, load {harness.loadavg()}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
     print("| repeat | ms a pass over the sleeps | client + scheduler core-s | worker core-s |")
@@ -54,15 +50,16 @@ def main(argv=None) -> int:
         processes = [psutil.Process(pid) for _, pid in sorted(client.run(os.getpid).items())]
         here = psutil.Process()
         for repeat in range(args.repeat):
-            before, here_before, t0 = [cpu(p) for p in processes], cpu(here), time.perf_counter()
+            before = [harness.core_seconds(p) for p in processes]
+            here_before, t0 = harness.core_seconds(here), time.perf_counter()
             last: list = []
             for _ in range(args.passes):
                 last = [client.submit(step, k, args.work, *last, workers=[workers[k]], allow_other_workers=False,
                                       pure=False) for k in range(2)]
             client.gather(last)
             over = (time.perf_counter() - t0 - args.passes * args.work) / args.passes
-            spent = [cpu(p) - b for p, b in zip(processes, before)]
-            print(f"| {repeat + 1} | {over * 1000:.1f} | {cpu(here) - here_before:.2f} | "
+            spent = [harness.core_seconds(p) - b for p, b in zip(processes, before)]
+            print(f"| {repeat + 1} | {over * 1000:.1f} | {harness.core_seconds(here) - here_before:.2f} | "
                   f"{', '.join(f'{s:.2f}' for s in spent)} |")
     return 0
 

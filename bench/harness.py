@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 from typing import Optional
 
-__all__ = ["cpu_model", "loadavg", "load1", "pin_one_cpu", "src_digest", "snapshot_package",
+__all__ = ["cpu_model", "loadavg", "load1", "core_seconds", "pin_one_cpu", "src_digest", "snapshot_package",
            "cli_executable", "fmt_s", "fmt_int", "fmt_rate"]
 
 
@@ -49,6 +49,12 @@ def load1() -> float:
         return float(Path("/proc/loadavg").read_text().split()[0])
     except (OSError, ValueError):
         return 0.0
+
+
+def core_seconds(process) -> float:
+    """User plus system CPU seconds a process has spent (``process``: a ``psutil.Process``)."""
+    times = process.cpu_times()
+    return times.user + times.system
 
 
 def pin_one_cpu() -> str:

@@ -20,6 +20,7 @@ import sys
 import time
 from pathlib import Path
 
+import harness
 import puzzlespace as ps
 from puzzlespace.explore import explore
 
@@ -33,13 +34,6 @@ JOBS = [
 ]
 
 
-def cpu_model() -> str:
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor()
-
-
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--threads", type=int, default=os.cpu_count())
@@ -51,7 +45,7 @@ def main() -> None:
             print("\n".join(saved_rows(Path(path))))
         return
     lines = [
-        f"Machine: `nproc` = {os.cpu_count()}, CPU `{cpu_model()}`, Python {platform.python_version()}; "
+        f"Machine: `nproc` = {os.cpu_count()}, CPU `{harness.cpu_model()}`, Python {platform.python_version()}; "
         f"date {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC; {args.threads} threads.",
         "",
         "| command | states | God's number | antipodes | first antipodes | seconds |",
