@@ -120,3 +120,29 @@ def value_counts_reference(table: np.ndarray, size: int) -> list[int]:
             counts[(byte >> (2 * k)) & 3] += 1
     counts[3] -= 4 * len(table) - size
     return counts
+
+
+def layers_and_crossing(p, starts: Sequence[int], limit: int | None = None) -> tuple[list[set[int]], list[int]]:
+    """A plain BFS of puzzle ``p`` over whole positions from its goal: per layer, its
+    ranks, and the moves from its states to states of another segment (segments start
+    at rank 0 and at ``starts``): what a pass's walk must send, since it cannot filter
+    what it cannot see. With ``limit``, up to the first layer that brings the states
+    listed past it."""
+    index = p.state_index()
+    segment = lambda rank: int(np.searchsorted(starts, rank, side="right"))  # noqa: E731
+    seen, layer, layers, counts = {p.goal}, [p.goal], [], []
+    while layer:
+        following, crossing = [], 0
+        for state in layer:
+            home = segment(index.rank(state))
+            for _, nxt in p.successors(state):
+                crossing += int(segment(index.rank(nxt)) != home)
+                if nxt not in seen:
+                    seen.add(nxt)
+                    following.append(nxt)
+        layers.append({index.rank(state) for state in layer})
+        counts.append(crossing)
+        layer = following
+        if limit is not None and sum(map(len, layers)) > limit:
+            break
+    return layers, counts

@@ -30,6 +30,7 @@ from puzzlespace.explore.dask_cluster import local_cluster, remote_cluster
 from puzzlespace.explore.segments import FORMAT, explore_segmented, file_crc, file_parts
 from puzzlespace.resources import available_memory
 
+from reference import layers_and_crossing
 from test_segments import EXAMPLES, assert_same, reference
 
 distributed = pytest.importorskip("distributed")
@@ -173,7 +174,8 @@ def test_large_marks_taken_in_by_receive_tasks(client, monkeypatch, receive_at):
             result = explore_distributed(ps.load_puzzle(name), client, segments=segments, workers=owners,
                                          keep_table=True, antipode_limit=20, layer_done=reports.append)
             assert_same(result, reference(name))
-            every = list(range(len(reports) + cluster.AHEAD))  # the passes after the last layer included
+            first = sum(r.slowest_worker is None for r in reports)  # the layers before, the head's, make no pass
+            every = list(range(first, len(reports) + cluster.AHEAD))  # the passes after the last layer included
             assert used and (len(used) < len(reports) - 1 if receive_at else used == every)
             assert sorted({depth for _, depth in chains}) == sorted(used)
             for (target, _), links in chains.items():
@@ -230,26 +232,13 @@ def test_marks_collected_a_worker_or_taken_by_each_visit_give_the_same(client, m
 
 
 def crossing_moves(name: str, segments: int) -> list[int]:
-    """Per layer, the moves from its states to states of other segments, by brute force
-    over the positions (what the walk must send: it cannot filter what it cannot see)."""
+    """Per layer, the moves from its states to states of other segments (see
+    :func:`reference.layers_and_crossing`)."""
     from puzzlespace.explore.engine import chunk_spans
 
-    p = ps.load_puzzle(name)
-    index = p.state_index()
-    starts = [lo for lo, _ in chunk_spans(index.size, index.group * 64, segments)][1:]
-    seen, layer, counts = {p.goal}, [p.goal], []
-    while layer:
-        following, crossing = [], 0
-        for state in layer:
-            home = np.searchsorted(starts, index.rank(state), side="right")
-            for _, nxt in p.successors(state):
-                crossing += int(np.searchsorted(starts, index.rank(nxt), side="right") != home)
-                if nxt not in seen:
-                    seen.add(nxt)
-                    following.append(nxt)
-        counts.append(crossing)
-        layer = following
-    return counts
+    index = ps.load_puzzle(name).state_index()
+    return layers_and_crossing(ps.load_puzzle(name), [lo for lo, _ in chunk_spans(index.size, index.group * 64,
+                                                                                 segments)][1:])[1]
 
 
 def test_marks_sent_are_the_moves_that_cross_and_all_arrive(client):
@@ -312,7 +301,8 @@ def test_a_damaged_segment_file_is_refused_on_resume(client, tmp_path):
 
     with pytest.raises(KeyboardInterrupt):
         explore_segmented(ps.load_puzzle("3x3"), segments=2, out_dir=tmp_path, progress=stop)
-    seg = sorted(tmp_path.glob("seg-1-*.bin"))[0]
+    named = json.loads((tmp_path / "manifest.json").read_text())["files"]
+    seg = tmp_path / next(name for name in named if name.startswith("seg-1-"))  # the checkpoint's, not the other slot
     data = bytearray(seg.read_bytes())
     data[100] ^= 0x10
     seg.write_bytes(bytes(data))
@@ -505,6 +495,13 @@ def test_cli_scheduler_and_layer_lines(client):
     assert comparable(result.stdout) == comparable(run_cli(["explore", "3x2", "--json"]).stdout)
     assert "Dask cluster: 4 workers" in result.stderr
     assert "layer 10: 23 states in" in result.stderr and "between workers, slowest tcp://" in result.stderr
+    assert "in this process" not in result.stderr  # 360 ranks: too few for a head
+    headed = run_cli(["explore", "4x2", "--scheduler", address, "--progress", "--json"])
+    assert headed.exit_code == 0, headed.output
+    assert comparable(headed.stdout) == comparable(run_cli(["explore", "4x2", "--json"]).stdout)
+    lines = [line for line in headed.stderr.splitlines() if line.startswith("layer ")]
+    assert [line.split(":")[0] for line in lines[:4]] == ["layer 0", "layer 1", "layer 2", "layer 3"]
+    assert all(line.endswith(", in this process") for line in lines[:3]) and "slowest tcp://" in lines[3]
 
 
 @pytest.mark.parametrize("args, message", [

@@ -98,8 +98,9 @@ def test_an_interrupted_run_resumes_to_the_same_result(tmp_path, monkeypatch, st
         if depth == stop_at and done == 2:
             raise _Stop
 
-    with pytest.raises(_Stop):
-        explore_segmented(p, segments=5, threads=2, out_dir=tmp_path, keep_table=True, progress=stop, marks=before)
+    with pytest.raises(_Stop):  # no head: every layer is a pass (a head's are in tests/test_head.py)
+        explore_segmented(p, segments=5, threads=2, out_dir=tmp_path, keep_table=True, progress=stop, marks=before,
+                          head=0)
     resumed = explore_segmented(p, segments=5, threads=2, out_dir=tmp_path, keep_table=True, resume=True,
                                 antipode_limit=20, marks=after)
     assert_same(resumed, reference("3x3"))
@@ -671,7 +672,7 @@ def test_a_disk_that_fails_before_the_first_checkpoint_is_said_as_such(tmp_path,
     def failing(*args):
         raise error
 
-    monkeypatch.setattr(segments, "first_tables", failing)
+    monkeypatch.setattr(segments, "seed_tables", failing)
     r = CliRunner().invoke(app, ["explore", "3x3", "--segments", "3", "--out", str(tmp_path / "ck"), "--json"])
     assert r.exit_code == 2 and r.stderr == f"error: could not read or write the segment files in " \
         f"{str(tmp_path / 'ck')!r} ({error.strerror or error}); {advice}\n", r.output

@@ -718,8 +718,9 @@ def _explore_on_cluster(p: Puzzle, workers: Optional[int], scheduler: Optional[s
     def layer_done(r: "cluster.LayerReport") -> None:
         if log_layers:
             states = f"{r.states:,} state{'s' if r.states != 1 else ''}"
-            err.print(f"layer {r.depth}: {states} in {r.seconds:.2f} s, {human(r.bytes_between_workers)} between "
-                      f"workers, slowest {r.slowest_worker} ({r.slowest_seconds:.2f} s)", markup=False)
+            where = (f"{human(r.bytes_between_workers)} between workers, slowest {r.slowest_worker} "
+                     f"({r.slowest_seconds:.2f} s)" if r.slowest_worker is not None else "in this process")
+            err.print(f"layer {r.depth}: {states} in {r.seconds:.2f} s, {where}", markup=False)
 
     with connect as client:
         if log_layers:

@@ -78,13 +78,14 @@ from ..bits import table_bytes
 from ..resources import available_memory, human, peak_rss
 from . import checkpoint
 from .engine import ExploreResult
+from .head import Head
 from .cluster_tasks import (claim_dir, collect_marks, discard_files, files_intact, open_segment, receive_marks,
                             release_run, release_runs, report_topic, ring, runs_held, running_tasks, segment_table,
                             segments_here, take_marks, visit_key, visit_segment)
 from .dask_cluster import (NO_PAUSE, POLL, Unanswered, asked, check_installed, check_worker_memory, dask_distributed,
                            interrupts_deferred, memory_lines, silent_scheduler, take_interrupt, workers_seen)
 from .segments import (Segment, SegmentStore, check_resumed, disk_needed, file_errors, file_parts, prepare,
-                       result_of)
+                       result_of, run_head, segment_starts)
 
 #: Bytes of marks a segment that make the next pass take them in with chains of receive
 #: tasks (a task a sending worker: a sender's copy goes as soon as the chain of its
@@ -160,14 +161,16 @@ class LayerReport:
     ``bytes_sent`` between segments (``bytes_between_workers`` of them between different
     workers; the run stops if any of them is not received, by the receives or the next
     pass's visits), the crossing marks the walk generated before
-    packing dropped repeats, and the worker whose tasks took longest (``slowest_seconds``)."""
+    packing dropped repeats, and the worker whose tasks took longest (``slowest_seconds``;
+    None for a layer of the run's head, explored in the client's process: see
+    :mod:`~puzzlespace.explore.head`)."""
 
     depth: int
     states: int
     bytes_sent: int
     bytes_between_workers: int
     crossing_marks: int
-    slowest_worker: str
+    slowest_worker: str | None
     slowest_seconds: float
     seconds: float
 
@@ -186,13 +189,17 @@ def explore_distributed(
     progress: Callable[[int, int, int, int], None] | None = None,
     layer_done: Callable[[LayerReport], None] | None = None,
     force: bool = False,
+    head: int | None = None,
 ) -> ExploreResult:
     """Enumerate every position reachable from ``puzzle.goal`` on the Dask cluster of
     ``client``, in ``segments`` segments (default: one per worker; a resumed checkpoint's)
     held by ``workers`` (addresses; default: all the cluster's, in order). Same result,
     checkpoints and tablebase as :func:`~puzzlespace.explore.segments.explore_segmented`;
     ``progress(depth, segments done, segments, states so far)`` as segments finish and
-    ``layer_done(report)`` after each layer. Called in the main thread, it takes a Ctrl-C
+    ``layer_done(report)`` after each layer. A fresh run first explores the layers that
+    hold at most ``head`` states in all in this process (as
+    :func:`~puzzlespace.explore.segments.explore_segmented` does; they are reported with
+    no worker), then seeds the segments with them. Called in the main thread, it takes a Ctrl-C
     (or a SIGTERM Python handles) where it waits on the cluster, within
     :data:`~puzzlespace.explore.dask_cluster.POLL` seconds (see
     :func:`~puzzlespace.explore.dask_cluster.interrupts_deferred`)."""
@@ -224,17 +231,25 @@ def explore_distributed(
 
     segs, identity, (depth, counts, before) = prepare(puzzle, index, segments or len(owners), out, resume, store,
                                                       force, check=check, disk=not local)
+    start = None if resume else run_head(index, index.rank(puzzle.goal), segment_starts(segs), head)
+    if start is not None:
+        counts = start.counts
     run = _Run(client, uuid.uuid4().hex, owner(segs), out, intact=depth - 1)
     try:
         with file_errors(out, lambda: depth, None), _cluster_kept(client, lambda: depth, run.left):
             if local:
                 _claim_on_workers(client, run.token, sorted(run.workers), out, empty=not resume)
-            values = run.open(puzzle, index.rank(puzzle.goal), segs, keep_table, store if resume else None, depth)
+            values = run.open(puzzle, start, segs, keep_table, store if resume else None,
+                              depth if resume else start.depth)
             if resume:
                 check_resumed(out, counts, store.sizes, store.carried, values)
             if out is not None and not resume:
                 store.begin(0)
-                _commit(store, run, -1, dict(identity, depth=-1, depth_counts=[], seconds=0.0, version=__version__))
+                _commit(store, run, start.depth - 1, dict(identity, depth=start.depth - 1, depth_counts=counts,
+                                                          seconds=time.perf_counter() - t0, version=__version__))
+            if not resume:  # no layer was saved before, nor a pass under way
+                depth = start.depth
+                _report_head(start, segs, progress, layer_done)
             while True:
                 store.begin(depth)
                 layer, found, found_total = run.layer(depth, antipode_limit, counts, progress, layer_done)
@@ -259,6 +274,17 @@ def explore_distributed(
         run.release()
     return result_of(puzzle, index, counts, found, found_total, antipode_limit, before + time.perf_counter() - t0,
                      max(peak_rss(), run.peak_memory), run.threads, tablebase, resume)
+
+
+def _report_head(start: Head, segs: Sequence[Segment], progress, layer_done) -> None:
+    """Report the layers the run's head explored, as its passes report theirs."""
+    reached = 0
+    for d in range(start.depth):
+        reached += len(start.layers[d])
+        if progress:
+            progress(d, len(segs), len(segs), reached)
+        if layer_done:
+            layer_done(LayerReport(d, len(start.layers[d]), 0, 0, start.crossing[d], None, 0.0, start.seconds[d]))
 
 
 @contextmanager
@@ -431,25 +457,28 @@ class _Run:
             self.in_flight.append(future)
         return future
 
-    def open(self, puzzle: Puzzle, goal: int, segs: list[Segment], keep_table: bool, resumed: SegmentStore | None,
-             depth: int) -> dict[int, list[list[int]]]:
-        """Make every segment on its owner, for pass ``depth`` next: its first tables (the
-        goal's rank: ``goal``), or a resumed checkpoint's files; returns the resumed
-        segments' :func:`~puzzlespace.explore.segments.resumed_values`."""
-        starts = np.array([s.lo for s in segs[1:]], dtype=np.int64)
+    def open(self, puzzle: Puzzle, head: Head | None, segs: list[Segment], keep_table: bool,
+             resumed: SegmentStore | None, depth: int) -> dict[int, list[list[int]]]:
+        """Make every segment on its owner, for pass ``depth`` next: its first tables,
+        seeded with the ``head``'s layers, or a resumed checkpoint's files; returns the
+        resumed segments' :func:`~puzzlespace.explore.segments.resumed_values`."""
+        starts = segment_starts(segs)
         futures = []
         for s in segs:
-            held = None
+            held, layers = None, None
             if resumed is not None:
                 mine = {name: crc for name, crc in resumed.files.items() if file_parts(name)[1] == s.k}
                 held = dict(files=mine, slot=resumed.slot.get(s.k), carried=resumed.carried.get(s.k, 0),
                             sizes=resumed.sizes.get(s.k, 0))
-            futures.append(self.submit(open_segment, self.token, self.client.id, puzzle, goal, s, starts, self.owners,
-                                       self.out, keep_table, held, depth, worker=self.owners[s.k], key=f"open-{s.k}"))
+            else:
+                layers = head.within(s.lo, s.hi)
+            futures.append(self.submit(open_segment, self.token, self.client.id, puzzle, layers, s, starts,
+                                       self.owners, self.out, keep_table, held, depth, worker=self.owners[s.k],
+                                       key=f"open-{s.k}"))
         threads, values = {}, {}
         for s, got in zip(segs, self._wait(futures, -1)):
             self.files.update(got["files"])
-            self.carried[s.k] = got["carried"]
+            self.carried[s.k], self.sizes[s.k] = got["carried"], got["sizes"]
             threads[self.owners[s.k]] = got["threads"]
             if got["values"] is not None:
                 values[s.k] = got["values"]

@@ -28,8 +28,8 @@ from . import checkpoint
 from .engine import kernel_of, new_buffers
 from .packing import unpack_marks, write_block
 from .dask_cluster import dask_distributed
-from .segments import (Segment, SegmentStore, crc_text, empty_dir, file_crc, file_parts, first_tables,
-                       merge_sent, resumed_values, visit)
+from .segments import (Segment, SegmentStore, crc_text, empty_dir, file_crc, file_parts,
+                       merge_sent, resumed_values, seed_tables, visit)
 
 @dataclass
 class _Held:
@@ -167,12 +167,13 @@ def _this_worker():
     return dask_distributed().get_worker()
 
 
-def open_segment(token: str, client: str, puzzle: Puzzle, goal: int, s: Segment, starts: np.ndarray, owners: list[str],
-          out: Path | None, keep_table: bool, resumed: dict | None, depth: int) -> dict:
+def open_segment(token: str, client: str, puzzle: Puzzle, layers: list[np.ndarray], s: Segment, starts: np.ndarray,
+                 owners: list[str], out: Path | None, keep_table: bool, resumed: dict | None, depth: int) -> dict:
     """Hold segment ``s`` in this worker, for pass ``depth`` next, for the run ``token`` of
-    the Dask client ``client`` (its id): new first tables (the goal's rank ``goal`` given:
-    a worker ranks no state, so it needs none of that code), or a resumed checkpoint's
-    files."""
+    the Dask client ``client`` (its id): first tables seeded with ``layers`` (those of the
+    run's head in the segment, as ranks: see
+    :func:`~puzzlespace.explore.segments.seed_tables`; a worker ranks no state, so it needs
+    none of that code), or a resumed checkpoint's files."""
     threads = _this_worker().state.nthreads
     with _OPENING:
         held = _HELD.get(token)
@@ -188,7 +189,7 @@ def open_segment(token: str, client: str, puzzle: Puzzle, goal: int, s: Segment,
     with held.visiting:
         if resumed is None:
             store.begin(0)
-            first_tables(s, goal, store, keep_table)
+            seed_tables(s, layers, store, keep_table)
             files, values = store.propose(), None
         else:
             store.files, store.unchecked = dict(resumed["files"]), set(resumed["files"])
@@ -198,7 +199,8 @@ def open_segment(token: str, client: str, puzzle: Puzzle, goal: int, s: Segment,
             files, values = {}, resumed_values(s, store, keep_table)
         if out is not None:
             os.sync()
-    return {"files": files, "carried": store.carried.get(s.k, 0), "threads": held.threads, "values": values}
+    return {"files": files, "carried": store.carried.get(s.k, 0), "sizes": store.sizes.get(s.k, 0),
+            "threads": held.threads, "values": values}
 
 
 def visit_segment(token: str, k: int, depth: int, room: int, receive: bool, _after, senders: list[int], *parts) -> dict:

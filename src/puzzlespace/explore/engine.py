@@ -205,6 +205,33 @@ def expand_span(space: FrontierSpace, table: np.ndarray, lo: int, hi: int, value
     return count, nxt
 
 
+def expand_ranks(kernel: tuple, ranks: np.ndarray, out: np.ndarray) -> int:
+    """List every neighbour of the states ``ranks`` (increasing) that a space's kernel
+    (``kernel``: its :func:`kernel_of`) writes, reached or not (it is given no table),
+    into ``out`` (room for ``len(ranks) * max_degree`` and one more); returns how many.
+    The rank steps are not among them. Raises RuntimeError if the kernel fails."""
+    function, data, degree = kernel
+    count = _list_neighbours(_NO_TABLE, ranks, len(ranks), out, function, degree, *data)
+    if count < 0:
+        raise RuntimeError(_KERNEL_FAILED)
+    out[:count] = out[1:count + 1]
+    return int(count)
+
+
+#: The table a kernel is given to list every neighbour: no rank is in it, so none is reached.
+_NO_TABLE = np.empty(0, dtype=np.uint8)
+
+
+@nb.njit(cache=True, nogil=True)
+def _list_neighbours(table, ranks, count, out, kernel, degree, *data):
+    """The compiled call of :func:`expand_ranks`: marks in ``out[1:]`` (as :func:`_walk`
+    leaves them), their number returned, or -1 if the kernel failed."""
+    done = kernel(table, 0, ranks, count, out, 1, data)
+    if _kernel_failed(done, 1, count, degree):
+        return -1
+    return done - 1
+
+
 def kernel_of(space: FrontierSpace) -> tuple:
     """What the walk needs of ``space``, read once per run: (kernel, its data, the most marks a state writes)."""
     return space.kernel, space.kernel_data, max(space.max_degree, 1)
@@ -224,9 +251,12 @@ def _expand(kernel: tuple, table, lo, hi, value, blocks, out, ranks, base: int =
     function, data, degree = kernel
     count, nxt = _walk(table, base, lo - base, hi - base, value, blocks, out, ranks, function, degree, *data)
     if count < 0:
-        raise RuntimeError("a state space's kernel failed (numba printed its exception above): it must not raise, "
-                           "and it must write at most max_degree neighbours a state")
+        raise RuntimeError(_KERNEL_FAILED)
     return int(count), int(nxt)
+
+
+_KERNEL_FAILED = ("a state space's kernel failed (numba printed its exception above): it must not raise, and it "
+                  "must write at most max_degree neighbours a state")
 
 
 #: Words of the table the walk matches at once (in vector instructions) before it lists their states.

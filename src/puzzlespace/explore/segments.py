@@ -49,7 +49,7 @@ import numba as nb
 import numpy as np
 
 from .._version import __version__
-from ..bits import (BLOCK_BITS, MERGE_PREFETCH, close_and_step, close_layer, copy_layer,
+from ..bits import (BLOCK_BITS, CLOSED, MERGE_PREFETCH, close_and_step, close_layer, copy_layer,
                     first_in_layer, layer_value, mark_state, merge_marks, new_blocks, new_table, prefetch, set2,
                     table_bytes, value_counts)
 from ..contracts import PuzzleRules as Puzzle
@@ -57,8 +57,9 @@ from ..datafile import not_for
 from ..errors import PuzzleError
 from ..resources import current_rss, human, peak_rss
 from . import checkpoint
-from .engine import (ExploreResult, buffer_sizes, check_all_reached, chunk_spans, expand_chunks, kernel_of, load_walk,
-                     new_buffers, refuse_to_replace_checkpoint)
+from .engine import (ExploreResult, buffer_sizes, check_all_reached, chunk_spans, expand_chunks, expand_ranks,
+                     kernel_of, load_walk, new_buffers, refuse_to_replace_checkpoint)
+from .head import Head, first_layers, head_budget
 from .packing import pack_marks, read_blocks, unpack_marks, write_block
 from .tablebase import holds_depths
 
@@ -150,12 +151,13 @@ def memory_needed(index, threads: int, tables: int, span: int, marks: str = "pac
 
 
 def load_code(index) -> None:
-    """Load the compiled code a pass runs (the walk; merging, routing, packing and bitmaps
-    of marks; closing, stepping and copying a layer, and finding its first states),
-    compiled or read from numba's cache, by running each on empty inputs, so that memory
-    measured after it counts it."""
+    """Load the compiled code a run runs (the walk, and the head's listing of neighbours;
+    merging, routing, packing and bitmaps of marks; closing, stepping and copying a
+    layer, and finding its first states), compiled or read from numba's cache, by
+    running each on empty inputs, so that memory measured after it counts it."""
     load_walk(index)
     table, blocks, none = new_table(64), new_blocks(64), np.empty(0, dtype=np.int64)
+    expand_ranks(kernel_of(index), none, np.empty(1, dtype=np.int64))
     set2(table, 0, layer_value(0))
     merge_marks(table, none, 0, 1, blocks)
     merge_inside(table, none, 0, 64, 1, blocks, none)
@@ -561,6 +563,7 @@ def explore_segmented(
     progress: Callable[[int, int, int, int], None] | None = None,
     force: bool = False,
     marks: str = "packed",
+    head: int | None = None,
 ) -> ExploreResult:
     """Enumerate every position reachable from ``puzzle.goal`` with the table cut into
     about ``segments`` segments, one in memory at a time (in files under ``out_dir``, or
@@ -572,7 +575,10 @@ def explore_segmented(
     checkpoint of a layer or more (another run's, or this one's) unless ``force``.
     ``keep_table`` returns the tablebase: whole in memory, or as its segments' parts
     (``result.table`` a function) with ``out_dir``. ``marks`` says how a pass keeps the marks it sends to other
-    segments (:data:`MARKS`); a resumed run may change it.
+    segments (:data:`MARKS`); a resumed run may change it. A fresh run first explores the layers that hold at most
+    ``head`` states in all (default :func:`~puzzlespace.explore.head.head_budget`; 0: the
+    goal alone) in this process, as arrays of ranks, and seeds the segments with them
+    (:mod:`~puzzlespace.explore.head`).
     """
     t0 = time.perf_counter()
     index = puzzle.state_index()
@@ -582,16 +588,23 @@ def explore_segmented(
         raise PuzzleError(f"marks are kept {' or '.join(MARKS)}, not {marks!r}")
     store = SegmentStore(out, keep_table) if marks == "packed" else BitmapStore(out, keep_table, index.size)
     segs, identity, (depth, counts, before) = prepare(puzzle, index, segments, out, resume, store, force, marks)
+    starts = segment_starts(segs)
     if not resume:
-        with file_errors(out, lambda: depth, marks):
+        start = run_head(index, index.rank(puzzle.goal), starts, head)
+        counts = start.counts
+        with file_errors(out, lambda: depth, marks):  # no layer is saved until the seeded tables are
             store.begin(0)
             for s in segs:
-                first_tables(s, index.rank(puzzle.goal), store, keep_table)
+                seed_tables(s, start.within(s.lo, s.hi), store, keep_table)
             if out is not None:
-                store.commit(-1, dict(identity, depth=-1, depth_counts=[], seconds=0.0, version=__version__))
+                store.commit(start.depth - 1, dict(identity, depth=start.depth - 1, depth_counts=counts,
+                                                   seconds=time.perf_counter() - t0, version=__version__))
+        depth = start.depth
+        if progress:
+            for d in range(depth):
+                progress(d, len(segs), len(segs), sum(counts[:d + 1]))
     kernel = kernel_of(index)
     buffers = new_buffers(index, threads)
-    starts = np.array([s.lo for s in segs[1:]], dtype=np.int64)
     with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="puzzlespace-segments") as pool, \
             file_errors(out, lambda: depth, marks):
         if resume:
@@ -685,17 +698,42 @@ def prepare(puzzle: Puzzle, index, segments: int, out: Path | None, resume: bool
     return segs, identity, (0, [], 0.0)
 
 
-def first_tables(s: Segment, goal: int, store: SegmentStore, keep_table: bool) -> None:
-    """Keep segment ``s``'s first tables: all unreached but the goal (layer 0, counted in
-    pass 0)."""
-    table = new_table(s.hi - s.lo)
-    if s.lo <= goal < s.hi:
-        set2(table, goal - s.lo, layer_value(0))
-        store.carried[s.k] = 1
+def segment_starts(segs: list[Segment]) -> np.ndarray:
+    """The first ranks of the segments after the first (which starts at 0)."""
+    return np.array([s.lo for s in segs[1:]], dtype=np.int64)
+
+
+def run_head(index, goal: int, starts: np.ndarray, head: int | None) -> Head:
+    """The head a fresh run by segments (starting at 0 and ``starts``) seeds its segments
+    with: the layers from ``goal`` that hold at most ``head`` states in all (default
+    :func:`~puzzlespace.explore.head.head_budget`)."""
+    return first_layers(index, goal, head_budget(index.size) if head is None else head, starts)
+
+
+def seed_tables(s: Segment, layers: list[np.ndarray], store: SegmentStore, keep_table: bool) -> None:
+    """Keep segment ``s``'s first tables: as pass ``D = len(layers) - 1`` finds them, given
+    its part of layers ``0..D`` (ranks, increasing; see :class:`~puzzlespace.explore.head.Head`): the
+    layers before ``D - 1`` closed, ``D - 1`` still the frontier's value and ``D`` the
+    next's, carried into the segment (counted in pass ``D``), and the block flags of
+    those two; the tablebase part holds the layers before ``D``. Layer 0 alone (the
+    goal) is the start of a run with no head."""
+    span, depth = s.hi - s.lo, len(layers) - 1
+    table = new_table(span)
+    tablebase = new_table(span) if keep_table else None
+    flags = [new_blocks(span), new_blocks(span)]  # layers depth - 1 and depth
+    for d, ranks in enumerate(layers):
+        part = ranks - s.lo
+        blocks = flags[d - depth + 1] if d >= depth - 1 else new_blocks(span)
+        merge_marks(table, part, len(part), CLOSED if d < depth - 1 else layer_value(d), blocks)
+        if tablebase is not None and d < depth:
+            merge_marks(tablebase, part, len(part), d % 3, blocks)
+        if d >= depth - 1 and len(part):
+            (store.sizes if d < depth else store.carried)[s.k] = len(part)
+    store.flags[s.k] = (flags[0], flags[1])
     store.keep("seg", s.k, table)
     del table
-    if keep_table:
-        store.keep("tb", s.k, new_table(s.hi - s.lo))
+    if tablebase is not None:
+        store.keep("tb", s.k, tablebase)
 
 
 def visit(s: Segment, depth: int, index, kernel, store: SegmentStore, keep_table: bool, pool, buffers, starts,
