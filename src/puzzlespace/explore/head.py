@@ -4,9 +4,9 @@ sorted arrays of ranks, with no table: a run by segments starts from them
 segment for each layer of a handful of states (on a cluster, each pass costs a hand-over
 between workers whatever its size).
 
-Memory: 8 bytes a state of the last two layers and the next (at most :func:`head_budget`
-states in all), and the neighbours of :data:`~puzzlespace.explore.engine.RANK_BATCH`
-states at a time.
+Memory: 8 bytes a state reached (at most :func:`head_budget` states: 1 MiB), and while a
+layer is expanded 8 bytes a neighbour listed, repeats included (at most the layer's
+states times the kernel's ``max_degree``), twice while they are sorted.
 """
 
 from __future__ import annotations
