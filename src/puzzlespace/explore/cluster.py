@@ -240,14 +240,14 @@ def explore_distributed(
             if local:
                 _claim_on_workers(client, run.token, sorted(run.workers), out, empty=not resume)
             values = run.open(puzzle, start, segs, keep_table, store if resume else None,
-                              depth if resume else start.depth)
+                              depth if start is None else start.depth)
             if resume:
                 check_resumed(out, counts, store.sizes, store.carried, values)
-            if out is not None and not resume:
+            if out is not None and start is not None:
                 store.begin(0)
                 _commit(store, run, start.depth - 1, dict(identity, depth=start.depth - 1, depth_counts=counts,
                                                           seconds=time.perf_counter() - t0, version=__version__))
-            if not resume:  # no layer was saved before, nor a pass under way
+            if start is not None:  # no layer was saved before, nor a pass under way
                 depth = start.depth
                 _report_head(start, segs, progress, layer_done)
             while True:

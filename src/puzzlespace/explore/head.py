@@ -84,8 +84,9 @@ def first_layers(space: FrontierSpace, root: int, budget: int, starts: np.ndarra
 
 def _among(ranks: np.ndarray, sorted_ranks: np.ndarray) -> np.ndarray:
     """Whether each of ``ranks`` is in ``sorted_ranks`` (increasing)."""
-    at = np.searchsorted(sorted_ranks, ranks)
-    return sorted_ranks[np.minimum(at, len(sorted_ranks) - 1)] == ranks if len(sorted_ranks) else at < 0
+    if not len(sorted_ranks):
+        return np.zeros(len(ranks), dtype=bool)
+    return sorted_ranks[np.minimum(np.searchsorted(sorted_ranks, ranks), len(sorted_ranks) - 1)] == ranks
 
 
 def _neighbours(space: FrontierSpace, kernel: tuple, ranks: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, int]:

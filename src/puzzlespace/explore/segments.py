@@ -720,10 +720,10 @@ def seed_tables(s: Segment, layers: list[np.ndarray], store: SegmentStore, keep_
     span, depth = s.hi - s.lo, len(layers) - 1
     table = new_table(span)
     tablebase = new_table(span) if keep_table else None
-    flags = [new_blocks(span), new_blocks(span)]  # layers depth - 1 and depth
+    flags, older = [new_blocks(span), new_blocks(span)], new_blocks(span)  # layers depth - 1 and depth; the rest
     for d, ranks in enumerate(layers):
         part = ranks - s.lo
-        blocks = flags[d - depth + 1] if d >= depth - 1 else new_blocks(span)
+        blocks = flags[d - depth + 1] if d >= depth - 1 else older
         merge_marks(table, part, len(part), CLOSED if d < depth - 1 else layer_value(d), blocks)
         if tablebase is not None and d < depth:
             merge_marks(tablebase, part, len(part), d % 3, blocks)
