@@ -121,6 +121,31 @@ def test_a_local_cluster_for_a_puzzle_compiles_its_code_once(tmp_path, puzzle):
     assert (workers.strip() == "[0, 0]") == (puzzle is not None)
 
 
+def test_a_local_cluster_for_a_puzzle_starts_with_the_code_loaded_in_its_workers():
+    """Its workers load a run's code as the cluster starts, before any run."""
+    def loaded() -> int:  # nested: sent by value
+        from puzzlespace.explore import engine, segments
+        return min(len(f.signatures) for f in (engine._walk, segments.merge_inside, segments.partition_marks))
+
+    with local_cluster(2, puzzle=ps.load_puzzle("3x2")) as client:
+        assert sorted(client.run(loaded).values()) == [1, 1]
+
+
+def test_workers_sharing_cores_expand_in_their_tasks_thread(monkeypatch):
+    """A worker expands on all its Dask threads, beside the one that merges, where its
+    machine has a core for every thread the run keeps busy there; on one fewer where it
+    has not (none: the task's thread does both)."""
+    from puzzlespace.explore.cluster_tasks import expanding_threads
+    from puzzlespace.explore.dask_cluster import threads_on_hosts
+
+    seen = {"a": {"host": "h1", "nthreads": 1}, "b": {"host": "h1", "nthreads": 1},
+            "c": {"host": "h2", "nthreads": 2}, "d": {"host": "h1", "nthreads": 4}}
+    assert threads_on_hosts(seen, ["a", "b", "c"]) == {"a": 4, "b": 4, "c": 3}  # d owns no segment
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(4)), raising=False)
+    assert [expanding_threads(1, busy) for busy in (2, 4, 5)] == [1, 1, 0]
+    assert [expanding_threads(3, busy) for busy in (4, 8)] == [3, 2]
+
+
 def test_4x3_on_two_workers(client, tmp_path):
     p = ps.load_puzzle("4x3")
     ref = reference("4x3")

@@ -147,6 +147,41 @@ def test_the_walk_lists_every_frontier_state_once_in_order(seed, value, batch, c
     assert calls <= len(want) + 1  # each call but the last expands a state at least
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(35, 400), st.integers(1, 3), st.integers(1, 9))
+def test_expanding_in_this_thread_takes_the_marks_a_pool_takes(seed, batch, copies, parts):
+    """Without a pool, the chunks are expanded and their marks taken in this thread, in
+    order: the same marks, every chunk done once, as with a pool of threads."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from puzzlespace import bits
+    from puzzlespace.explore.engine import chunk_spans, expand_chunks, kernel_of
+
+    rng = np.random.default_rng(seed)
+    size = int(rng.integers(1, 3 << bits.BLOCK_BITS))
+    table = rng.integers(0, 256, len(bits.new_table(size)), dtype=np.uint8)
+    for i in range(size, len(table) * 4):
+        bits.set2(table, i, 3)
+    want = [i for i in range(size) if bits.get2(table, i) == 1]
+    kernel, chunks = kernel_of(_EchoSpace(size, copies)), chunk_spans(size, 32, parts)
+
+    def run(pool, buffers):
+        taken, done = [], []
+        expand_chunks(pool, kernel, table, chunks, 1, np.ones_like(bits.new_blocks(size)), buffers,
+                      lambda marks: taken.append(marks.copy()), lambda: done.append(1))
+        got = np.concatenate(taken) if taken else np.empty(0, dtype=np.int64)
+        return got, len(done)
+
+    def buffers(n):
+        return [(np.empty(32 * copies + 1, dtype=np.int64), np.empty(batch, dtype=np.int64)) for _ in range(n)]
+
+    here, here_done = run(None, buffers(1))
+    with ThreadPoolExecutor(2) as pool:
+        pooled, pooled_done = run(pool, buffers(4))
+    assert here.tolist() == sorted(here.tolist()) == sorted(pooled.tolist()) == sorted(want * copies)
+    assert here_done == pooled_done == len(chunks)
+
+
 def _failing(table, base, ranks, count, out, written, data):
     """A kernel that raises on its second batch (a division by zero)."""
     for t in range(count):

@@ -83,7 +83,8 @@ from .cluster_tasks import (claim_dir, collect_marks, discard_files, files_intac
                             release_run, release_runs, report_topic, ring, runs_held, running_tasks, segment_table,
                             segments_here, take_marks, visit_key, visit_segment)
 from .dask_cluster import (NO_PAUSE, POLL, Unanswered, asked, check_installed, check_worker_memory, dask_distributed,
-                           interrupts_deferred, memory_lines, silent_scheduler, take_interrupt, workers_seen)
+                           interrupts_deferred, memory_lines, silent_scheduler, take_interrupt, threads_on_hosts,
+                           workers_seen)
 from .segments import (Segment, SegmentStore, check_resumed, disk_needed, file_errors, file_parts, prepare,
                        result_of, run_head, segment_starts)
 
@@ -217,6 +218,7 @@ def explore_distributed(
         local = out is not None and not _shared(client, owners, out)
         on_disks = _segments_on_disks(client, owners, out, checkpoint.peek_manifest(out)) if local and resume else None
         lines, tables = memory_lines(client), 2 if keep_table else 1
+        busy = threads_on_hosts(workers_seen(client), owners)
     owner = lambda segs: [_owner(s.k, owners, on_disks, out) for s in segs]  # noqa: E731
 
     def check(segs: list[Segment]) -> None:
@@ -240,7 +242,7 @@ def explore_distributed(
             if local:
                 _claim_on_workers(client, run.token, sorted(run.workers), out, empty=not resume)
             values = run.open(puzzle, start, segs, keep_table, store if resume else None,
-                              depth if start is None else start.depth)
+                              depth if start is None else start.depth, busy)
             if resume:
                 check_resumed(out, counts, store.sizes, store.carried, values)
             if out is not None and start is not None:
@@ -458,10 +460,12 @@ class _Run:
         return future
 
     def open(self, puzzle: Puzzle, head: Head | None, segs: list[Segment], keep_table: bool,
-             resumed: SegmentStore | None, depth: int) -> dict[int, list[list[int]]]:
+             resumed: SegmentStore | None, depth: int, busy: dict[str, int]) -> dict[int, list[list[int]]]:
         """Make every segment on its owner, for pass ``depth`` next: its first tables,
         seeded with the ``head``'s layers, or a resumed checkpoint's files; returns the
-        resumed segments' :func:`~puzzlespace.explore.segments.resumed_values`."""
+        resumed segments' :func:`~puzzlespace.explore.segments.resumed_values`. ``busy``:
+        by owner, the threads a run keeps busy on its machine
+        (:func:`~puzzlespace.explore.dask_cluster.threads_on_hosts`)."""
         starts = segment_starts(segs)
         futures = []
         for s in segs:
@@ -473,7 +477,8 @@ class _Run:
             else:
                 layers = head.within(s.lo, s.hi)
             futures.append(self.submit(open_segment, self.token, self.client.id, puzzle, layers, s, starts,
-                                       self.owners, self.out, keep_table, held, depth, worker=self.owners[s.k],
+                                       self.owners, self.out, keep_table, held, depth, busy[self.owners[s.k]],
+                                       worker=self.owners[s.k],
                                        key=f"open-{s.k}"))
         threads, values = {}, {}
         for s, got in zip(segs, self._wait(futures, -1)):

@@ -43,7 +43,7 @@ class _Held:
     buffers: list
     starts: np.ndarray
     keep_table: bool
-    pool: ThreadPoolExecutor
+    pool: ThreadPoolExecutor | None  # None: the task's thread expands (see expanding_threads)
     segments: dict[int, tuple[Segment, "HeldStore"]] = field(default_factory=dict)
     # One visit at a time: it uses all the worker's threads and the mark buffers.
     visiting: threading.Lock = field(default_factory=threading.Lock)
@@ -168,19 +168,22 @@ def _this_worker():
 
 
 def open_segment(token: str, client: str, puzzle: Puzzle, layers: list[np.ndarray], s: Segment, starts: np.ndarray,
-                 owners: list[str], out: Path | None, keep_table: bool, resumed: dict | None, depth: int) -> dict:
+                 owners: list[str], out: Path | None, keep_table: bool, resumed: dict | None, depth: int,
+                 busy: int) -> dict:
     """Hold segment ``s`` in this worker, for pass ``depth`` next, for the run ``token`` of
     the Dask client ``client`` (its id): first tables seeded with ``layers`` (those of the
     run's head in the segment, as ranks: see
     :func:`~puzzlespace.explore.segments.seed_tables`; a worker ranks no state, so it needs
-    none of that code), or a resumed checkpoint's files."""
+    none of that code), or a resumed checkpoint's files. ``busy``: the threads the run
+    keeps busy on this worker's machine (see :func:`expanding_threads`)."""
     threads = _this_worker().state.nthreads
     with _OPENING:
         held = _HELD.get(token)
         if held is None:
-            index = puzzle.state_index()
-            held = _HELD[token] = _Held(client, index, kernel_of(index), threads, new_buffers(index, threads),
-                                        starts, keep_table, ThreadPoolExecutor(max_workers=threads))
+            index, expanding = puzzle.state_index(), expanding_threads(threads, busy)
+            pool = ThreadPoolExecutor(max_workers=expanding) if expanding else None
+            held = _HELD[token] = _Held(client, index, kernel_of(index), threads,
+                                        new_buffers(index, max(expanding, 1)), starts, keep_table, pool)
         if s.k in held.segments:
             raise PuzzleError(f"segment {s.k} was opened twice (Dask ran its task again after losing a worker); "
                               "run it again")
@@ -201,6 +204,16 @@ def open_segment(token: str, client: str, puzzle: Puzzle, layers: list[np.ndarra
             os.sync()
     return {"files": files, "carried": store.carried.get(s.k, 0), "sizes": store.sizes.get(s.k, 0),
             "threads": held.threads, "values": values}
+
+
+def expanding_threads(threads: int, busy: int) -> int:
+    """The threads a worker of ``threads`` Dask threads expands segments on, while its task's
+    thread merges the marks: all of them where its machine has a core for each of the
+    ``busy`` threads its run keeps busy there (every worker's Dask threads and merging
+    thread), one fewer where it has not (none: the task's thread expands and merges in
+    turn), so that workers sharing cores do not crowd them."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return threads if busy <= cores else threads - 1
 
 
 def visit_segment(token: str, k: int, depth: int, room: int, receive: bool, _after, senders: list[int], *parts) -> dict:
@@ -372,7 +385,7 @@ def release_run(token: str) -> None:
         for path in [path for path, (holder, *_) in _CLAIMS.items() if holder == token]:
             let_go(Path(path), token, _CLAIMS.pop(path)[2])  # never fails: the segments go below whatever happens
     held = _HELD.pop(token, None)
-    if held is not None:
+    if held is not None and held.pool is not None:
         held.pool.shutdown(wait=False)
 
 

@@ -105,7 +105,8 @@ shared out equally) each;
 
     With ``puzzle``, the code its runs need is compiled here (or read from numba's
     cache) while the workers start, so that they read it from the cache, not each
-    compile it. A memory limit (given or shared out) that leaves a worker no room for
+    compile it, and each worker then loads it, as a part of starting the cluster rather
+    than of a run's first passes. A memory limit (given or shared out) that leaves a worker no room for
     segments is refused before any worker starts."""
     distributed = dask_distributed()
     import dask
@@ -133,6 +134,9 @@ shared out equally) each;
         client = distributed.Client(cluster)
         try:
             _quicken(client)
+            if puzzle is not None:
+                index = puzzle.state_index()
+                asked(client, lambda: client.run(load_code, index))
             yield client
         finally:
             with _ctrl_c_held():
@@ -322,19 +326,30 @@ def describe_workers(client) -> str:
 
 def workers_seen(client) -> dict[str, dict]:
     """The scheduler's workers, by address: name, threads, memory limit (0: none), status
-    ("running", "paused", ...) and nanny (None: none). Asked of the scheduler itself:
+    ("running", "paused", ...), nanny (None: none) and host (its machine's address). Asked of the scheduler itself:
     some versions of Dask list only five workers in ``Client.scheduler_info()``.
     :class:`Unanswered` when it has not answered for :data:`SCHEDULER_WAIT` seconds."""
 
     def workers_of(dask_scheduler) -> dict[str, dict]:  # nested: sent by value, for a scheduler without puzzlespace
         return {address: {"name": ws.name, "nthreads": ws.nthreads, "memory_limit": ws.memory_limit or 0,
-                          "status": getattr(ws.status, "name", str(ws.status)), "nanny": ws.nanny}
+                          "status": getattr(ws.status, "name", str(ws.status)), "nanny": ws.nanny,
+                          "host": ws.host}
                 for address, ws in dask_scheduler.workers.items()}
 
     try:
         return client.run_on_scheduler(workers_of, callback_timeout=SCHEDULER_WAIT)  # a keyword of Client.sync
     except (TimeoutError, asyncio.TimeoutError):  # one class from Python 3.11 on
         raise Unanswered() from None
+
+
+def threads_on_hosts(seen: dict[str, dict], workers: Sequence[str]) -> dict[str, int]:
+    """For each of ``workers`` (of ``seen``, :func:`workers_seen`'s), the threads those on
+    its machine keep busy in a run: their Dask threads and a merging thread each (see
+    :func:`~puzzlespace.explore.cluster_tasks.expanding_threads`)."""
+    on_host: dict[str, int] = {}
+    for w in workers:
+        on_host[seen[w]["host"]] = on_host.get(seen[w]["host"], 0) + seen[w]["nthreads"] + 1
+    return {w: on_host[seen[w]["host"]] for w in workers}
 
 
 class Unanswered(PuzzleError):

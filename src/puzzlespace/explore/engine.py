@@ -634,9 +634,14 @@ def expand_chunks(pool, kernel: tuple, table: np.ndarray, chunks, value: int, bl
     """Expand the states of ``value`` in every chunk (ranks ``[lo, hi)``) on the pool's
     threads, one mark buffer each (``buffers``: (marks, ranks) pairs), and hand each
     buffer's marks to ``take`` in this thread as it comes back, then give the buffer out
-    again: taking (merging, for one) overlaps expansion. ``chunk_done()`` follows each
-    chunk's last buffer. ``table`` holds the ranks from ``base`` on (see :func:`expand_span`).
+    again: taking (merging, for one) overlaps expansion. With no pool (None), this
+    thread expands into the first buffer and takes its marks in turn, one thread in all.
+    ``chunk_done()`` follows each chunk's last buffer. ``table`` holds the ranks from
+    ``base`` on (see :func:`expand_span`).
     """
+    if pool is None:
+        _expand_here(kernel, table, chunks, value, blocks, buffers[0], take, chunk_done, base)
+        return
     todo = list(reversed(chunks))
     free, pending = list(buffers), {}
 
@@ -658,3 +663,14 @@ def expand_chunks(pool, kernel: tuple, table: np.ndarray, chunks, value: int, bl
                 chunk_done()
             if todo:
                 submit(*todo.pop(), buf)
+
+
+def _expand_here(kernel: tuple, table: np.ndarray, chunks, value: int, blocks: np.ndarray, buffer, take,
+                 chunk_done, base: int) -> None:
+    """:func:`expand_chunks` without a pool: expand and take in this thread, in turn."""
+    for lo, hi in chunks:
+        while lo < hi:
+            count, lo = _expand(kernel, table, lo, hi, value, blocks, *buffer, base)
+            take(buffer[0][1:count + 1])
+        if chunk_done:
+            chunk_done()
