@@ -96,6 +96,8 @@ def test_graph_file(examples):
     (("check", "flip:3x3", "BW"), ["cells"]),
     (("solve", "3x3", "1 2 3/4 5 6/7 8 0", "--method", "bfs", "--goal", "1 1 1 1 1 1 1 1 1"), ["goal"]),
     (("check", "graph:/no/such/file.toml", "1 0"), ["does not exist"]),
+    (("solve", "3x3", "1 2 3/4 5 6/7 0 8", "--method", "table", "--heuristic", "walking"), ["IDA* only", "table"]),
+    (("generate", "4x4", "--depth", "20"), ["exact depth", "without a tablebase", "of memory"]),
 ])
 def test_bad_input_is_one_line(args, words):
     assert_bad_input(run(*args), *words)
@@ -211,7 +213,7 @@ def test_pdb_and_heuristic_errors(tmp_path):
     assert_bad_input(run("solve", "3x3", "1 2 3/4 5 6/7 0 8", "--heuristic", "pdb:9-9"), "sum")
     assert_bad_input(run("solve", "3x3", "1 2 3/4 5 6/7 0 8", "--heuristic", "fastest"), "unknown heuristic")
     assert_bad_input(run("pdb", "build", "3x3", "--heuristic", "manhattan"), "needs no pattern databases")
-    assert_bad_input(run("solve", "flip:3x3", "BWB/WBB/BBB", "--heuristic", "pdb:4"), "no heuristic search")
+    assert_bad_input(run("solve", "flip:3x3", "BWB/WBB/BBB", "--heuristic", "pdb:4"), "no tiles")
     r = run("pdb", "list", "--cache-dir", str(tmp_path / "empty"))
     assert r.exit_code == 0 and "no pattern databases" in r.stdout
 

@@ -61,3 +61,18 @@ def test_progress_off_a_terminal_is_a_line_a_layer(tmp_path):
         assert len(lines) >= plain["max_depth"] and all(re.fullmatch(form, line) for line in lines), r.stderr
         got = json.loads(r.stdout)
         assert got["depth_counts"] == plain["depth_counts"]
+
+
+def test_resuming_a_finished_checkpoint_reports_this_runs_time_and_the_earlier_runs(tmp_path):
+    """A resumed run's time is its own; the runs before it are said apart, not as if
+    this run had taken them (in memory and by segments)."""
+    for extra in ([], ["--segments", "2"]):
+        out = str(tmp_path / f"ck{len(extra)}")
+        first = json.loads(runner.invoke(app, ["explore", "3x2", "--out", out, "--json", *extra]).stdout)
+        r = runner.invoke(app, ["explore", "3x2", "--out", out, "--resume", "--json"])
+        again = json.loads(r.stdout)
+        assert r.exit_code == 0 and again["depth_counts"] == first["depth_counts"]
+        assert again["earlier_seconds"] > 0 and abs(again["earlier_seconds"] - first["seconds"]) < 0.01
+        assert again["seconds"] < 0.5 * first["seconds"] + 0.05
+        r = runner.invoke(app, ["explore", "3x2", "--out", out, "--resume"])
+        assert re.search(r"time: [\d.]+ s on \d+ threads? \(resumed, after [\d.]+ s of the runs before\)", r.stdout)

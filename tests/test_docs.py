@@ -105,3 +105,20 @@ def test_console_example(path, number, lines, workdir):
         assert not expected or matches(expected, got), (
             f"{path.name}:{number}: `{command}` printed:\n" + "\n".join(got) + "\n--- the page shows:\n"
             + "\n".join(expected))
+
+
+def test_the_readme_says_where_the_cache_lives_as_the_code_chooses_it(monkeypatch, tmp_path):
+    from puzzlespace.cache import cache_dir
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    said = re.search(r"It is `\$PUZZLESPACE_CACHE` if set, else\s+`\$XDG_CACHE_HOME/puzzlespace`, else "
+                     r"`~/\.cache/puzzlespace`; `--cache-dir DIR`", readme)
+    assert said and "puzzlespace warm" in readme and "NUMBA_CACHE_DIR" in readme
+    monkeypatch.setenv("PUZZLESPACE_CACHE", str(tmp_path / "a"))
+    assert cache_dir() == tmp_path / "a"
+    monkeypatch.delenv("PUZZLESPACE_CACHE")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "x"))
+    assert cache_dir() == tmp_path / "x" / "puzzlespace"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert cache_dir() == tmp_path / "home" / ".cache" / "puzzlespace"

@@ -1,4 +1,5 @@
-"""Solutions as pictures: the SVG strip and the page that plays a solution.
+"""Solutions as pictures: the SVG strip and the page that plays a solution; explorations
+as pictures: the page's depth charts and the matplotlib plot, no label on a bar.
 
 The page is checked in a real browser (headless Chromium through Selenium and Debian's
 chromium-driver): stepping it shows path[k] after k moves, and it makes no request
@@ -229,6 +230,167 @@ def test_explore_writes_counts_page_and_plot(explored):
     assert f"{facts['states']:,} positions" in page and page.count("<figure>") == facts["antipode_count"] == 2
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:|//)""", page)
     assert files["png"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    rows = re.findall(r"<tr><td>(\d+)</td><td>([\d,]+)</td><td>([\d,]+)</td></tr>", page)
+    assert [r[1] for r in rows] == [f"{c:,}" for c in facts["depth_counts"]] and rows[-1][2] == f"{facts['states']:,}"
+
+
+#: Positions per depth of real explorations (``explore 3x3 --json``, ``explore flip:5x5 --json``).
+DEPTHS = {"3x3": [1, 2, 4, 8, 16, 20, 39, 62, 116, 152, 286, 396, 748, 1024, 1893, 2512, 4485, 5638, 9529, 10878, 16993,
+                  17110, 23952, 20224, 24047, 15578, 14560, 6274, 3910, 760, 221, 2],
+          "flip:5x5": [1, 10, 69, 408, 2062, 7961, 25090, 63541, 119258, 164080, 156432, 91168, 28864, 4608]}
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+@pytest.fixture(params=["3x3", "flip:5x5", "4x3"])
+def depths(request, seeds) -> list[int]:
+    """A real depth distribution: 3x3's and flip:5x5's, and 4x3's from the seed pages."""
+    if request.param == "4x3":
+        return seeds["sliding"]["4x3_depth_counts"]["counts"]
+    return DEPTHS[request.param]
+
+
+def _text_boxes(node: ET.Element, inherited: dict | None = None) -> list[tuple[str, float, float, float, float]]:
+    """(text, left, top, right, bottom) of every text in ``node``, its box taken generously:
+    0.6 em a character, 0.8 em above the baseline and 0.25 em below it (half an em either
+    side of a central one)."""
+    attrs = {**(inherited or {}), **node.attrib}
+    if node.tag != SVG + "text":
+        return [box for child in node for box in _text_boxes(child, attrs)]
+    size, x, y = float(attrs.get("font-size", 11)), float(attrs["x"]), float(attrs["y"])
+    wide = 0.6 * size * len(node.text)
+    left = x - {"start": 0, "middle": wide / 2, "end": wide}[attrs.get("text-anchor", "start")]
+    top, bottom = (y - size / 2, y + size / 2) if attrs.get("dominant-baseline") == "central" else (
+        y - 0.8 * size, y + 0.25 * size)
+    return [(node.text, left, top, left + wide, bottom)]
+
+
+def _bars(root: ET.Element) -> list[tuple[float, float, float, float]]:
+    """(left, top, right, bottom) of each bar of a chart."""
+    return [(float(r.get("x")), float(r.get("y")), float(r.get("x")) + float(r.get("width")),
+             float(r.get("y")) + float(r.get("height"))) for r in root.iter(SVG + "rect")]
+
+
+def _overlap(a, b) -> bool:
+    """Whether boxes (left, top, right, bottom) share some area."""
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def _covered(root: ET.Element) -> list:
+    """The texts of a chart that meet one of its bars or another text, with what they meet."""
+    texts = _text_boxes(root)
+    return ([(t, b) for t in texts for b in _bars(root) if b[3] > b[1] and _overlap(t[1:], b)]
+            + [(s, t) for i, s in enumerate(texts) for t in texts[:i] if _overlap(s[1:], t[1:])])
+
+
+@pytest.mark.parametrize("cumulative", [False, True], ids=["per-depth", "cumulative"])
+@pytest.mark.parametrize("log", [False, True], ids=["linear", "log"])
+def test_no_text_of_the_depth_chart_covers_a_bar(depths, log, cumulative):
+    """Every text (ticks, caption, the last depth's count) stands clear of every bar and of
+    every other text, and the last depth's count and the scale are said."""
+    root = ET.fromstring(render.bar_chart_svg(depths, log=log, cumulative=cumulative))
+    assert _covered(root) == []
+    texts = _text_boxes(root)
+    last = sum(depths) if cumulative else depths[-1]
+    shown = [t[0] for t in texts]
+    assert f"{last:,} at {len(depths) - 1}" in shown and any(("log scale" in t) == log for t in shown)
+
+
+@pytest.mark.parametrize("cumulative", [False, True], ids=["per-depth", "cumulative"])
+@pytest.mark.parametrize("log", [False, True], ids=["linear", "log"])
+def test_the_depth_charts_bars_stand_where_its_y_axis_says(depths, log, cumulative):
+    """The y axis has round ticks (powers of ten on a log axis) labelled with thousands
+    separators; the tallest bar is the plot's full height and every bar's top is at its
+    count on that axis (2 pixels at least)."""
+    values = list(np.cumsum(depths)) if cumulative else depths
+    root = ET.fromstring(render.bar_chart_svg(depths, log=log, cumulative=cumulative))
+    labels = [(t.text, float(t.get("y"))) for g in root.iter(SVG + "g") if g.get("class") == "y-ticks" for t in g]
+    assert len(labels) >= 3 and all(re.fullmatch(r"\d{1,3}(,\d{3})*", text) for text, _ in labels)
+    ticks = [(int(text.replace(",", "")), y) for text, y in labels]
+    step = ticks[1][0]
+    if log:
+        assert re.fullmatch(r"10+", str(step)) and [t for t, _ in ticks] == [step**k for k in range(len(ticks))]
+    else:
+        assert re.fullmatch(r"[125]0*", str(step)) and [t for t, _ in ticks] == [k * step for k in range(len(ticks))]
+    (spine,) = [line for line in root.iter(SVG + "line") if line.get("x1") == line.get("x2") and not line.get("class")]
+    top, foot = float(spine.get("y1")), float(spine.get("y2"))
+    scale = np.log10 if log else np.asarray
+    (t0, y0), (t1, y1) = ticks[0], ticks[-1]
+    for value, (_, bar_top, _, bar_foot) in zip(values, _bars(root)):
+        assert bar_foot == pytest.approx(foot, abs=0.01)
+        if value:
+            at = y0 + (y1 - y0) * (scale(value) - scale(t0)) / (scale(t1) - scale(t0))
+            assert bar_foot - bar_top == pytest.approx(max(2.0, foot - at), abs=0.05)
+        else:
+            assert bar_top == bar_foot
+    tallest = _bars(root)[int(np.argmax(values))]
+    assert tallest[1] == pytest.approx(top, abs=0.01) and all(top <= y <= foot for _, y in ticks)
+
+
+@settings(max_examples=60, deadline=None)
+@given(counts=st.lists(st.integers(0, 10**15), max_size=80), log=st.booleans(), cumulative=st.booleans())
+def test_any_depth_chart_keeps_its_texts_off_its_bars(counts, log, cumulative):
+    """Any counts (the goal's 1 first): no text meets a bar or another text."""
+    assert _covered(ET.fromstring(render.bar_chart_svg([1, *counts], log=log, cumulative=cumulative))) == []
+
+
+def _plotted(counts: list[int], log: bool):
+    """The plot of an exploration of "sample" with these counts, drawn: (figure, renderer,
+    pixels)."""
+    pytest.importorskip("matplotlib", reason="no matplotlib: pip install 'puzzlespace[plot]'")
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from puzzlespace.explore.engine import ExploreResult
+    from puzzlespace.plot import depth_figure
+
+    result = ExploreResult(puzzle="sample", goal=(), states=sum(counts), max_depth=len(counts) - 1, depth_counts=counts,
+                           antipode_count=counts[-1], antipodes=[], seconds=0.0, peak_memory_bytes=0, scheme="",
+                           rank_space=sum(counts), threads=1)
+    canvas = FigureCanvasAgg(depth_figure(result, log))
+    canvas.draw()
+    return canvas.figure, canvas.get_renderer(), np.asarray(canvas.buffer_rgba())[..., :3]
+
+
+def _drawn_bars(fig, renderer):
+    """Each bar's box on the canvas, cut to the axes (a log axis cuts its foot)."""
+    from matplotlib.transforms import Bbox
+
+    (ax,) = fig.axes
+    return [Bbox.intersection(bar.get_window_extent(renderer), ax.bbox) for bar in ax.patches]
+
+
+@pytest.mark.parametrize("log", [False, True], ids=["linear", "log"])
+def test_the_plot_draws_each_bar_whole_to_its_count(depths, log):
+    """On the canvas, each bar's top is at its count on the y axis, and the bar's own colour
+    shows just under that top and not just over it: nothing is drawn over a bar."""
+    fig, renderer, pixels = _plotted(depths, log)
+    (ax,) = fig.axes
+    colour = [round(255 * c) for c in ax.patches[0].get_facecolor()[:3]]
+    rows = pixels.shape[0]
+    for depth, (count, box) in enumerate(zip(depths, _drawn_bars(fig, renderer))):
+        top = ax.transData.transform((depth, count))[1]
+        assert box.y1 == pytest.approx(top, abs=0.5), depth
+        x = int(box.x0 + 0.3 * box.width)
+        if box.height > 6:
+            assert list(pixels[int(rows - (top - 3)), x]) == colour, depth
+        assert list(pixels[int(rows - (top + 3)), x]) != colour, depth
+
+
+@pytest.mark.parametrize("log", [False, True], ids=["linear", "log"])
+def test_no_label_of_the_plot_covers_a_bar(depths, log):
+    """No text's box (titles, God's number, ticks, axis labels) meets a bar's, and the
+    title and God's number with its antipodes are there."""
+    from matplotlib.text import Text
+
+    fig, renderer, _ = _plotted(depths, log)
+    texts = [t for t in fig.findobj(Text) if t.get_visible() and t.get_text()]
+    bars = [b for b in _drawn_bars(fig, renderer) if b.height > 0]
+    covering = [(t.get_text(), b) for t in texts for b in bars
+                if _overlap(tuple(t.get_window_extent(renderer).extents), tuple(b.extents))]
+    assert covering == []
+    said = [t.get_text() for t in texts]
+    antipodes = f"{depths[-1]:,} antipode{'s' if depths[-1] != 1 else ''}"
+    assert f"God's number {len(depths) - 1}: {antipodes}" in said
+    assert f"sample: {sum(depths):,} positions" in said
 
 
 def test_the_depth_chart_hides_no_bar():
@@ -252,7 +414,20 @@ def test_the_exploration_page_in_a_browser(browser, explored, tmp_path):
     browser.find_element("id", "cumulative").click()
     assert browser.execute_script(visible) == ["11"]
     cells = browser.execute_script("return Array.from(document.querySelectorAll('#counts tbody tr'))"
-                                   ".map((r) => +r.children[1].textContent);")
-    assert cells == facts["depth_counts"]
+                                   ".map((r) => r.children[1].textContent);")
+    assert cells == [f"{c:,}" for c in facts["depth_counts"]]
     browser.save_screenshot(str(tmp_path / "explore.png"))
     assert all(url.startswith("file:") for url in requests_made(browser))
+    charts = browser.execute_script(_DRAWN_CHARTS)
+    assert len(charts) == 4 and all(len(c["bars"]) == len(facts["depth_counts"]) for c in charts)
+    assert [(t, b) for c in charts for t in c["texts"] for b in c["bars"] if b[3] > b[1] and _overlap(t[1:], b)] == []
+
+
+#: Every chart of the page shown, and the boxes the browser drew of its bars and its texts.
+_DRAWN_CHARTS = """
+document.querySelectorAll(".chart").forEach((c) => { c.hidden = false; });
+const box = (e) => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
+return Array.from(document.querySelectorAll(".chart svg")).map((svg) => ({
+  bars: Array.from(svg.querySelectorAll("rect")).map(box),
+  texts: Array.from(svg.querySelectorAll("text")).map((t) => [t.textContent, ...box(t)])}));
+"""

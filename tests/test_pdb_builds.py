@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 import puzzlespace as ps
 from puzzlespace.cli import app
-from puzzlespace import resources
+from puzzlespace import cache, calibration, resources
 from puzzlespace.pdb import store
 from puzzlespace.pdb.heuristic import pattern_plan, pattern_problem
 from puzzlespace.pdb.space import PatternSpace
@@ -52,12 +52,42 @@ def test_builds_that_do_not_fit_are_refused(tmp_path, monkeypatch):
     assert not list(tmp_path.rglob("*.pspdb"))
 
 
+def _instant(monkeypatch):
+    """Builds estimated to take no time (so that a short time limit lets them start)."""
+    monkeypatch.setattr(store, "build_estimate", lambda *args: calibration.Estimate(1e-6, 1e-6))
+
+
 def test_the_time_limit_stops_a_build_that_runs_long(tmp_path, monkeypatch):
-    monkeypatch.setattr(store, "DEFAULT_CORE_SECONDS_PER_ENTRY", 1e-12)  # the estimate says: instant
+    _instant(monkeypatch)
     r = run("solve", "4x4", KORF_1, "--goal", KORF_GOAL, "--time-limit", "0.3", "--cache-dir", str(tmp_path))
     assert r.exit_code == 3, r.output
     assert "stopped: the time limit was reached while building pdb:" in r.stderr
     assert "puzzlespace pdb build 4x4" in r.stderr
+
+
+def test_the_apis_time_limit_counts_the_builds(tmp_path, monkeypatch):
+    """ps.solve's time limit is the whole call's: a build it cannot finish is refused at
+    once, one that runs out of time stops, and its partial build is listed and removable."""
+    p = ps.load_puzzle("4x4", KORF_GOAL)
+    start = p.parse_position(KORF_1)
+    with cache.use(tmp_path):
+        t0 = time.monotonic()
+        with pytest.raises(ps.PuzzleError, match="more than the time limit leaves"):
+            ps.solve(p, start, time_limit=0.5, heuristic="pdb:7-8")
+        assert time.monotonic() - t0 < 5 and not list(tmp_path.rglob("*.pspdb"))
+        _instant(monkeypatch)
+        monkeypatch.setattr(store, "CHECKPOINT_SECONDS", 0.0)
+        t0 = time.monotonic()
+        with pytest.raises(ps.SearchStopped, match="time limit was reached while building pdb:1,4,5,8,9,12/.*"
+                                                   "resumes where it stopped: puzzlespace pdb build sliding:4x4 "
+                                                   "--heuristic pdb:.* --goal '0 1 2 3/4 5 6 7/8 9 10 11/12 13 14 15'"):
+            ps.solve(p, start, time_limit=1.0)
+        assert time.monotonic() - t0 < 4
+        r = run("pdb", "list", "--cache-dir", str(tmp_path))
+        partial = [line for line in r.stdout.splitlines() if "partial" in line]
+        assert partial and all("KiB" in line or "MiB" in line for line in partial), r.stdout
+        r = run("pdb", "remove", "--all", "--cache-dir", str(tmp_path))
+        assert r.exit_code == 0 and not list(tmp_path.rglob("*.partial"))
 
 
 def test_one_progress_for_all_builds_and_none_when_cached(tmp_path):

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 import puzzlespace as ps
 from puzzlespace.families import GraphPuzzle
 from puzzlespace.search.bfs import bfs, bidirectional_bfs, depth_counts
+from puzzlespace.solver import search_problem_for
 from puzzles import random_connected_graph, random_solvable
 
 SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -110,11 +111,14 @@ def test_solution_json_fields():
 
 @pytest.mark.parametrize("heuristic", ["linear-conflict", "pdb:3-3"])
 def test_time_limit_stops_cleanly(heuristic):
+    """The search stops at the time limit (its tables built first: a build counts against
+    the limit too, see test_pdb_builds)."""
     p = ps.load_puzzle("5x5")
     rng = random.Random(3)
     start = random_solvable(p, rng)
+    problem = search_problem_for(p, heuristic)
     try:
-        ps.solve(p, start, time_limit=0.3, heuristic=heuristic)
+        ps.solve(p, start, time_limit=0.3, problem=problem)
     except ps.SearchStopped as exc:
         assert exc.seconds < 3 and exc.nodes > 0
     else:  # pragma: no cover - a random 24-puzzle is never solved this fast by IDA*
@@ -146,10 +150,15 @@ def test_bigger_boards_parse_check_draw_replay():
 def test_bfs_time_limit_and_size_guard():
     p = ps.load_puzzle("flip:6x6")
     start = p.parse_position("WWBBWW/WBWWBW/BBBWBB/BWBWWB/BBWWBB/BBBBBB")  # 10 moves, ~130,000 BFS nodes
+    for search in (bfs, bidirectional_bfs):
+        with pytest.raises(ps.SearchStopped, match="time limit") as info:
+            search(p, start, p.goal, time_limit=0.05)
+        assert info.value.seconds >= 0.05 and info.value.nodes > 0
+    deep = ps.load_puzzle("flip:7x7")  # compiled over the ranks: a 17-move position takes seconds
     for method in ("bfs", "bibfs"):
         with pytest.raises(ps.SearchStopped, match="time limit") as info:
-            ps.solve(p, start, method=method, time_limit=0.05)
-        assert info.value.seconds >= 0.05 and info.value.nodes > 0
+            ps.solve(deep, deep.random_position(np.random.default_rng(5)), method=method, time_limit=0.05)
+        assert info.value.nodes > 0
     with pytest.raises(ps.SearchStopped, match="1,000 states"):
         bfs(p, start, p.goal, max_states=1000)
 

@@ -74,8 +74,8 @@ def test_flip_problems(seeds):
         p = ps.load_puzzle(f"flip:{prob['board']}")
         start = tuple(prob["start"])
         assert p.check(start).solvable
-        sol = ps.solve(p, start)
-        assert sol.method == "bibfs" and sol.length == prob["optimal_moves"]
+        for method in ("auto", "ida", "bibfs"):
+            assert ps.solve(p, start, method=method).length == prob["optimal_moves"]
 
 
 def test_flip_bfs_agrees_on_3x3(seeds):

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import http.client
 import json
+import os
 import re
 import socket
 import subprocess
 import sys
 import threading
 import time
+from contextlib import contextmanager
 from urllib.parse import urlsplit
 
 import pytest
@@ -21,6 +23,7 @@ import puzzlespace as ps
 from puzzlespace.cli import app
 from puzzlespace.errors import PuzzleError, SearchStopped, Unsolvable
 from puzzlespace.play import Games, UnknownGame
+from puzzlespace.render import UNIT
 
 from browsing import requests_made
 
@@ -79,6 +82,7 @@ def test_described_moves_are_the_legal_ones(games):
     assert sorted(m["move"] for m in d["moves"]) == sorted(p.moves(state))
     for m in d["moves"]:
         assert m["from"] == m["move"] and m["mark"].startswith("<path")  # click the tile that moves
+        assert m["target"] == f"s{m['move']}"
         by_label = games.move(key, d["position"], m["labels"]["directions"])
         assert by_label["position"] == p.format_position(p.apply(state, m["move"]))
     assert 'id="s0"' in d["svg"] and d["picture"] == p.draw(state)
@@ -93,6 +97,60 @@ def test_an_exact_depth_scramble_reads_the_cached_tablebase(games):
     for depth in (1, 7, len(counts) - 1):
         here = games.scramble(opened["game"], depth=depth, seed=depth)
         assert games.solve(opened["game"], here["position"])["distance"] == depth
+
+
+def test_a_tablebase_saved_after_opening_is_read_when_the_puzzle_is_opened_again(games, tmp_path, monkeypatch):
+    monkeypatch.setenv("PUZZLESPACE_CACHE", str(tmp_path))
+    opened = games.open(name="2x3")
+    game = games.game(opened["game"])
+    assert opened["method"] != "table" and games.open(name="2x3")["method"] == opened["method"]
+    assert games.game(opened["game"]) is game  # nothing new in the cache: the game stays as it was
+    result = CliRunner().invoke(app, ["explore", "2x3", "--save", "cache"])
+    assert result.exit_code == 0, result.output
+    assert games.open(name="2x3")["method"] == "table"
+    here = games.scramble(opened["game"], depth=5, seed=1)
+    assert games.solve(opened["game"], here["position"])["distance"] == 5
+    next(tmp_path.glob("tables/*")).unlink()
+    assert games.open(name="2x3")["method"] == opened["method"]
+
+
+def test_each_family_says_how_its_moves_are_made(games, examples):
+    helps = {}
+    for what, _ in OPENED:
+        opened = _open(games, what, examples)
+        helps[opened["puzzle"].partition(":")[0]] = opened["help"]
+        assert opened["help"] == games.game(opened["game"]).puzzle.how_to_move
+    assert len(set(helps.values())) == len(helps) == 4
+    assert [family for family, text in helps.items() if "arrow" in text] == ["sliding"]
+
+
+def test_sliding_moves_name_the_way_the_tile_goes_and_its_arrow_key(games):
+    """The way a tile slides is the opposite of the blank's (``directions``); its arrow key is that way's."""
+    key = games.open(name="3x3")["game"]
+    opposite = {"U": ("down", "ArrowDown", "↓"), "D": ("up", "ArrowUp", "↑"), "L": ("right", "ArrowRight", "→"),
+                "R": ("left", "ArrowLeft", "←")}
+    moves = games.describe(key, "1 2 3/4 0 5/6 7 8")["moves"]
+    assert len(moves) == 4
+    for m in moves:
+        way, arrow_key, arrow = opposite[m["labels"]["directions"]]
+        assert m["key"] == arrow_key and m["say"] == f"slide {m['labels']['tiles']} {way} ({arrow})"
+    hint = games.solve(key, "1 2 3/4 5 6/7 0 8")["hint"]
+    assert hint["say"] == "slide 8 left (←)" and hint["key"] == "ArrowLeft"
+
+
+def test_flip_lines_are_turned_over_by_handles_drawn_round_the_board(games):
+    key = games.open(name="flip:4x3")["game"]
+    p = games.game(key).puzzle
+    d = games.describe(key, None)
+    assert [m["target"] for m in d["moves"]] == [f"h{m}" for m in range(7)] and not any(m["key"] for m in d["moves"])
+    handles = {int(m): (float(x), float(y))
+               for m, x, y in re.findall(r'<g id="h(\d+)"[^>]*><circle cx="([-\d.]+)" cy="([-\d.]+)"', d["svg"])}
+    unit = UNIT
+    assert handles == {**{r: (-unit, r * unit) for r in range(3)}, **{3 + c: (c * unit, -unit) for c in range(4)}}
+    left, top = (float(v) for v in re.search(r'viewBox="([-\d.]+) ([-\d.]+)', d["svg"]).groups())
+    assert left < -unit and top < -unit  # the handles are inside the picture
+    assert [m["say"] for m in d["moves"][2:4]] == ["turn over row 2 (r2)", "turn over column 0 (c0)"]
+    assert all(f">{p.move_label(m)}</text>" in d["svg"] for m in range(7))
 
 
 @pytest.mark.parametrize("call,message", [
@@ -169,17 +227,33 @@ def test_pattern_databases_to_build_are_announced_with_their_cost(games):
 
 # ---- a real server --------------------------------------------------------------------
 
+@contextmanager
+def _serving(**env):
+    """``puzzlespace serve --port 0`` in its own process, with ``env`` added to its environment; its URL."""
+    proc = subprocess.Popen([sys.executable, "-m", "puzzlespace", "serve", "--port", "0", "--time-limit", "60"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, **env})
+    try:
+        line = proc.stdout.readline()
+        match = re.search(r"http://\S+/", line)
+        assert match, line + proc.stderr.read()
+        yield match.group(0)
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
 @pytest.fixture(scope="module")
 def server():
-    """``puzzlespace serve --port 0`` in its own process; yields its URL."""
-    proc = subprocess.Popen([sys.executable, "-m", "puzzlespace", "serve", "--port", "0", "--time-limit", "60"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    line = proc.stdout.readline()
-    match = re.search(r"http://\S+/", line)
-    assert match, line + proc.stderr.read()
-    yield match.group(0)
-    proc.terminate()
-    proc.wait(10)
+    with _serving() as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def bare_server(tmp_path_factory):
+    """A server whose cache is its own, empty at first; yields its URL and the cache folder."""
+    cache = tmp_path_factory.mktemp("server-cache")
+    with _serving(PUZZLESPACE_CACHE=str(cache)) as url:
+        yield url, cache
 
 
 def _request(url: str, method: str, path: str, body: bytes | None = None):
@@ -330,3 +404,200 @@ def test_the_keys_move_and_undo(browser, server):
     wait.until(lambda b: _distance(b) == 1)
     body.send_keys("u")
     wait.until(lambda b: b.find_element("id", "board").get_attribute("data-position") == "1 2 3/4 5 6/7 8 0")
+
+
+# ---- the page's state: one game, its hint, its loading -------------------------------
+
+#: The key that slides a tile the way an arrow points.
+ARROW_KEYS = {"↑": "ARROW_UP", "↓": "ARROW_DOWN", "←": "ARROW_LEFT", "→": "ARROW_RIGHT"}
+
+
+def _wait(browser, seconds: float = 30):
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(browser, seconds, poll_frequency=0.05)
+
+
+def _text(browser, ident: str) -> str:
+    return browser.find_element("id", ident).text
+
+
+def _shown(browser) -> str:
+    return browser.find_element("id", "board").get_attribute("data-position")
+
+
+def _ready(browser) -> bool:
+    return not browser.find_element("tag name", "body").get_attribute("data-busy")
+
+
+def _load(browser, url: str, name: str | None = None):
+    """The page at ``url`` with the puzzle ``name`` open (the page's first, 3x3, when None) at its goal."""
+    browser.get(url)
+    _wait(browser).until(lambda b: _distance(b) == 0 and _ready(b))
+    if name is not None:
+        _open_puzzle(browser, name)
+        spec = ps.load_puzzle(name).spec
+        _wait(browser).until(lambda b: _text(b, "note").startswith(spec + ":") and _distance(b) == 0 and _ready(b))
+
+
+def _open_puzzle(browser, name: str) -> None:
+    field = browser.find_element("id", "name")
+    field.clear()
+    field.send_keys(name)
+    browser.find_element("id", "open").click()
+
+
+def _set(browser, position: str) -> None:
+    from selenium.webdriver.common.keys import Keys
+
+    field = browser.find_element("id", "position")
+    field.clear()
+    field.send_keys(position + Keys.ENTER)
+    _wait(browser).until(lambda b: _shown(b) == position and _distance(b) is not None)
+
+
+def _hint(browser) -> str:
+    browser.find_element("id", "hint").click()
+    _wait(browser).until(lambda b: _text(b, "message").startswith("hint: "))
+    return _text(browser, "message")
+
+
+def _no_hint_shown(browser) -> None:
+    assert not _text(browser, "message").startswith("hint")
+    assert not browser.find_element("id", "hint").get_attribute("data-move")
+    assert not browser.find_elements("css selector", "#moves button.hinted, #board .marks *")
+
+
+def test_undo_takes_the_hint_away(browser, server):
+    _load(browser, server)
+    start = "1 2 3/4 0 6/7 5 8"
+    _set(browser, start)
+    _hint(browser)
+    browser.find_element("css selector", "#moves button.hinted").click()
+    _wait(browser).until(lambda b: _shown(b) != start)
+    _hint(browser)
+    browser.find_element("id", "undo").click()
+    _wait(browser).until(lambda b: _shown(b) == start)
+    _no_hint_shown(browser)
+
+
+def test_opening_another_puzzle_takes_the_hint_away(browser, server):
+    _load(browser, server, "jump:8")
+    browser.find_element("id", "scramble").click()
+    _wait(browser).until(lambda b: (_distance(b) or 0) > 0)
+    _hint(browser)
+    _open_puzzle(browser, "3x3")
+    _wait(browser).until(lambda b: _text(b, "note").startswith("sliding:3x3:") and _ready(b))
+    _no_hint_shown(browser)
+
+
+#: The page's requests to build databases wait until the test calls ``releasePrepare()``, so
+#: that the page stays busy building for as long as the test looks at it.
+HOLD_PREPARE = """
+const fetchNow = window.fetch;
+window.fetch = (url, init) => !String(url).endsWith("/api/prepare") ? fetchNow(url, init)
+  : new Promise((go) => { window.releasePrepare = () => go(fetchNow(url, init)); });
+"""
+#: While the page is busy building a puzzle's databases: the controls that can still be used;
+#: a click on the old board and an arrow key are tried meanwhile.
+WHILE_BUILDING = """
+if (document.body.dataset.busy !== "1" || !document.getElementById("message").textContent.includes("building"))
+  return null;
+const usable = [...document.querySelectorAll(".side button, .side input")].filter((e) => !e.matches(":disabled"));
+const spot = document.querySelector("#board .movable");
+if (spot) spot.dispatchEvent(new MouseEvent("click", {bubbles: true}));
+document.body.dispatchEvent(new KeyboardEvent("keydown", {key: "ArrowDown", bubbles: true}));
+return {usable: usable.map((e) => e.id || e.textContent)};
+"""
+
+
+def test_nothing_can_be_played_while_a_puzzle_builds_its_databases(browser, bare_server):
+    url, _ = bare_server
+    _load(browser, url)
+    requests_made(browser)
+    browser.execute_script(HOLD_PREPARE)
+    _open_puzzle(browser, "4x3")  # its pattern databases are built first in an empty cache
+    assert _wait(browser).until(lambda b: b.execute_script(WHILE_BUILDING)) == {"usable": []}
+    browser.execute_script("window.releasePrepare();")
+    _wait(browser).until(lambda b: _shown(b) == "1 2 3 4/5 6 7 8/9 10 11 0" and _ready(b))
+    assert not [u for u in requests_made(browser) if u.endswith("/api/move")]
+    assert _text(browser, "message") == "" and _distance(browser) == 0
+
+
+def test_a_puzzle_that_cannot_be_opened_leaves_the_game_playable(browser, server):
+    from selenium.webdriver.common.keys import Keys
+
+    _load(browser, server)
+    _set(browser, "1 2 3/4 5 6/0 7 8")
+    _open_puzzle(browser, "9x9x9")
+    _wait(browser).until(lambda b: "unknown puzzle" in _text(b, "message") and _ready(b))
+    assert browser.find_element("id", "message").get_attribute("class") == "bad"
+    assert browser.find_element("id", "scramble").is_enabled()
+    browser.find_element("tag name", "body").send_keys(Keys.ARROW_LEFT)
+    _wait(browser).until(lambda b: _shown(b) == "1 2 3/4 5 6/7 0 8")
+
+
+def test_a_tablebase_saved_while_serving_is_read_when_the_puzzle_is_opened_again(browser, bare_server):
+    url, cache = bare_server
+    _load(browser, url)
+    assert "solved by" in _text(browser, "note") and not browser.find_element("id", "depth").is_enabled()
+    result = CliRunner().invoke(app, ["explore", "3x3", "--save", "cache"], env={"PUZZLESPACE_CACHE": str(cache)})
+    assert result.exit_code == 0, result.output
+    _open_puzzle(browser, "3x3")
+    _wait(browser, 10).until(lambda b: "tablebase" in _text(b, "note") and _ready(b))
+    assert browser.find_element("id", "depth").is_enabled()
+
+
+def test_the_help_says_how_the_open_puzzles_moves_are_made(browser, server):
+    _load(browser, server)
+    for name in ("3x3", "jump:8", "flip:3x3"):
+        _load(browser, server, name)
+        shown = browser.find_element("css selector", ".keys").text
+        assert ps.load_puzzle(name).how_to_move in shown
+        assert ("arrow" in shown) == (name == "3x3")
+
+
+def test_flip_lines_turn_over_when_their_handles_are_clicked(browser, server):
+    _load(browser, server, "flip:3x3")
+    p = ps.load_puzzle("flip:3x3")
+    assert {e.get_attribute("id") for e in browser.find_elements("css selector", "#board .movable")} == {
+        f"h{m}" for m in range(6)}
+    browser.find_element("id", "h0").click()
+    _wait(browser).until(lambda b: _shown(b) == p.format_position(p.apply(p.goal, 0)))
+    _set(browser, p.format_position(p.apply(p.goal, 4)))
+    hint = _hint(browser)
+    assert hint == "hint: turn over column 1 (c1)"
+    browser.find_element("xpath", "//*[@id='board']//*[contains(@class, 'movable')][.//*[text()='c1']]").click()
+    _wait(browser).until(lambda b: _distance(b) == 0)
+
+
+def test_distances_are_worded_in_the_plural_only_past_one(browser, server):
+    from selenium.webdriver.common.keys import Keys
+
+    _load(browser, server)
+    _set(browser, "1 2 3/4 5 6/0 7 8")
+    _wait(browser).until(lambda b: _distance(b) == 2)
+    assert _text(browser, "distance").startswith("2 moves")
+    browser.find_element("tag name", "body").send_keys(Keys.ARROW_LEFT)  # 7 slides left
+    _wait(browser).until(lambda b: _distance(b) == 1)
+    assert re.match(r"1 move\b(?!s)", _text(browser, "distance"))
+
+
+def test_a_hint_names_the_arrow_key_that_makes_it(browser, server):
+    from selenium.webdriver.common.keys import Keys
+
+    _load(browser, server)
+    p = ps.load_puzzle("3x3")
+    start = "8 6 7/2 5 4/3 0 1"
+    _set(browser, start)
+    _wait(browser).until(lambda b: _distance(b) is not None)
+    before = _distance(browser)
+    hint = re.fullmatch(r"hint: slide (\d+) (up|down|left|right) \(([↑↓←→])\)", _hint(browser))
+    assert hint, _text(browser, "message")
+    move = int(browser.find_element("id", "hint").get_attribute("data-move"))
+    state = p.parse_position(start)
+    assert state[move] == int(hint.group(1))
+    browser.find_element("tag name", "body").send_keys(getattr(Keys, ARROW_KEYS[hint.group(3)]))
+    _wait(browser).until(lambda b: _shown(b) != start)
+    assert _shown(browser) == p.format_position(p.apply(state, move))
+    _wait(browser).until(lambda b: _distance(b) == before - 1)

@@ -21,7 +21,7 @@ def test_the_plan_picks_the_method_and_parses_the_heuristic_once():
         plan_solving(p, "bfs", "walking")
     with pytest.raises(ps.PuzzleError, match="sum to at most"):
         plan_solving(p, heuristic="pdb:9-9")
-    with pytest.raises(ps.PuzzleError, match="no heuristic search"):
+    with pytest.raises(ps.PuzzleError, match="no tiles"):
         plan_solving(ps.load_puzzle("flip:3x3"), heuristic="pdb:4")
     with pytest.raises(ps.PuzzleError, match="unknown method"):
         plan_solving(p, "dfs")
@@ -34,6 +34,8 @@ def test_a_tablebase_is_planned_for_solve_and_batch_alike(tmp_path):
     r = explore(p, keep_table=True)
     tb.save(tmp_path / "t.pstb", p, p.state_index(), r.table, r.depth_counts)
     table = tb.load(tmp_path / "t.pstb", p)
+    with pytest.raises(ps.PuzzleError, match="a tablebase or a heuristic, not both"):
+        plan_solving(p, heuristic="walking", table=table)
     plan = plan_solving(p, table=table)
     assert plan.method == "table" and not plan.builds_patterns
     start = p.parse_position("0 5 4/3 2 1")

@@ -101,7 +101,7 @@ def test_methods_without_weights_are_optimal():
     """Breadth-first methods give the optimum whatever the weight, and say so."""
     p = ps.load_puzzle("flip:3x3")
     start = p.random_position(np.random.default_rng(3))
-    sol = ps.solve(p, start, weight=2)
+    sol = ps.solve(p, start, weight=2, method="bibfs")
     assert sol.method == "bibfs" and sol.optimal and sol.proven_lower_bound == sol.length
 
 

@@ -12,6 +12,7 @@ Quick start::
 """
 
 from ._version import __version__
+from .lazy import lazy_exports
 
 #: Public names, loaded on first use (so that ``import puzzlespace`` is quick and the
 #: command can answer Ctrl-C while it loads).
@@ -25,14 +26,7 @@ _EXPORTS = {
 __all__ = ["__version__", *_EXPORTS]
 
 
-def __getattr__(name: str):
-    if name in _EXPORTS:
-        from importlib import import_module
-
-        value = getattr(import_module(f".{_EXPORTS[name]}", __name__), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'puzzlespace' has no attribute {name!r}")
+__getattr__ = lazy_exports(__name__, _EXPORTS, globals())
 
 
 def __dir__() -> list[str]:

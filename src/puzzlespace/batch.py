@@ -18,7 +18,7 @@ from typing import Iterable, Iterator, Sequence
 
 from .errors import PuzzleError, SearchStopped, Unsolvable
 from .families.base import Puzzle, State
-from .solver import Plan, plan_solving, solve
+from .solver import Plan, plan_solving, solve, watch_compiles
 
 FIELDS = ("id", "status", "length", "nodes", "seconds", "moves", "error", "lower_bound")
 
@@ -114,7 +114,10 @@ def solve_all(
     else IDA*'s problem (``problem``, or the one ``heuristic`` names, built with
     ``pdb_options``) made once.
     """
-    plan = (plan or plan_solving(puzzle, method, heuristic, problem=problem)).ready(**pdb_options)
+    plan = plan or plan_solving(puzzle, method, heuristic, problem=problem,
+                                bounded=anytime or Fraction(str(weight)) != 1)
+    with watch_compiles(plan):
+        plan = plan.ready(**pdb_options)
 
     def one(item: tuple[str, State]) -> BatchResult:
         ident, start = item

@@ -8,6 +8,7 @@ Every failure is one line on stderr.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shlex
 import sys
@@ -15,26 +16,25 @@ import time
 from contextlib import contextmanager
 from fractions import Fraction
 from pathlib import Path
-from typing import Iterator, Optional
+from typing import TYPE_CHECKING, Iterator, Optional
 
 import click
-from rich.console import Console
-from rich.table import Table
 
 from ._version import __version__
 from .cliparse import (EXIT_INTERRUPTED, EXIT_OK, EXIT_STOPPED, EXIT_UNSOLVABLE, EXIT_USAGE, Count, FilePath, Group,
-                       Seconds, quiet_finalizers)
+                       LazyConsole, Seconds, quiet_finalizers)
 from .errors import PuzzleError, SearchStopped, Undecided, Unsolvable
-from .explore.checkpoint import MAX_SEGMENTS
-from .families.base import Puzzle
 from .registry import load_puzzle, syntax as puzzle_syntax
 from .search.ida import weight_coefficients
 from .solver import METHODS, Solution, plan_solving, search_weight, solve as solve_position
 
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+if TYPE_CHECKING:  # annotations only
+    from .families.base import Puzzle
 
-PUZZLE_HELP = ("PUZZLE", "the puzzle's family and size: " + puzzle_syntax())
+out = LazyConsole()
+err = LazyConsole(stderr=True)
+
+PUZZLE_HELP = ("PUZZLE", lambda: "the puzzle's family and size: " + puzzle_syntax())
 POSITION_HELP = ("POSITION", "cells row-major, 0 the blank: '8 6 7/2 5 4/3 0 1', or 'BWB/WBB/BBB' for flip "
                              "puzzles (after --, if it starts with -)")
 HEURISTIC_HELP = ("IDA*'s bound: auto, manhattan, linear-conflict, walking, or pattern databases "
@@ -51,6 +51,23 @@ cache_option = click.option("--cache-dir", type=PATH, metavar="DIR",
                             help="where pattern databases and tablebases are kept "
                                  "(default: $PUZZLESPACE_CACHE, else ~/.cache/puzzlespace)")
 threads_option = click.option("--threads", type=Count(1), metavar="N", help="worker threads (default: all cores)")
+
+
+class SegmentCount(Count):
+    """A number of segments or of workers: 1 to the most a checkpoint holds (its module,
+    which loads compiled code, is read as such an option is given, not as the command starts)."""
+
+    def __init__(self):
+        super().__init__(1)
+
+    def convert(self, value, param, ctx):
+        from .explore.checkpoint import MAX_SEGMENTS
+
+        self.high = MAX_SEGMENTS
+        return super().convert(value, param, ctx)
+
+
+SEGMENTS = SegmentCount()
 
 
 class Weight(click.ParamType):
@@ -80,7 +97,21 @@ method_option = click.option("--method", type=click.Choice(METHODS), default="au
              epilog="Run 'puzzlespace COMMAND --help' for a command's options and examples.")
 @click.version_option(__version__, "--version", "-V", prog_name="puzzlespace", message="%(prog)s %(version)s")
 def app() -> None:
-    """The command group."""
+    """The command group: numba's first compiles (:mod:`puzzlespace.compiled`) are said on
+    stderr when it is a terminal (as progress is: a log or a pipe gets only the answers)."""
+    log = logging.getLogger("puzzlespace.compile")
+    if not any(isinstance(h, _SaidOnStderr) for h in log.handlers):
+        log.addHandler(_SaidOnStderr())
+        log.setLevel(logging.INFO)
+        log.propagate = False
+
+
+class _SaidOnStderr(logging.Handler):
+    """A log line as one line on stderr, through the command's console, when it is a terminal."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if err.is_terminal:
+            err.print(record.getMessage(), markup=False)
 
 
 class Stop(Exception):
@@ -215,7 +246,8 @@ def solve(puzzle: str, position: str, goal: Optional[str], method: str, heuristi
     with _errors():
         _use_cache(cache_dir)
         p, state = _load(puzzle, position, goal)
-        plan = plan_solving(p, method, heuristic, table=_tablebase(table, p) if table else None)
+        plan = plan_solving(p, method, heuristic, table=_tablebase(table, p) if table else None,
+                            bounded=anytime or weight != 1)
         try:
             if plan.builds_patterns:
                 plan = _with_patterns(plan, puzzle, goal, show=True, deadline=deadline)  # stderr: JSON stays clean
@@ -301,38 +333,24 @@ def _pattern_problem(p: Puzzle, heuristic: str, puzzle_arg: str, goal_arg: Optio
     their cost, refused when they would not fit (or not finish before ``deadline``), then
     built under one progress bar."""
     from .pdb.heuristic import pattern_plan, pattern_problem
-    from .resources import human
     from .solver import resolve_heuristic
 
     name = resolve_heuristic(p, heuristic)
     plan = pattern_plan(p, name, threads=threads, rebuild=rebuild)
-    stop = None
-    if plan.build:
-        build_first = _command_line("pdb", "build", puzzle_arg, heuristic=name, goal=goal_arg)
-        if show:
-            err.print(f"pattern databases {name} for {p.spec}: {len(plan.build)} of {len(plan.spaces)} tables to "
-                      f"build, {plan.entries:,} entries: {_duration(plan.seconds)} on this machine, "
-                      f"{human(plan.peak_memory)} of memory, {human(plan.disk)} of disk", markup=False)
-        plan.check_fits(deadline, f"{_duration(plan.seconds)}", build_first)
-        stop = plan.stop_at(deadline, build_first)
-    with _build_bar(enabled=show) as report:
-        return pattern_problem(p, name, threads=threads, progress=report, rebuild=rebuild, plan=plan, stop=stop,
+    if plan.build and show:
+        err.print(plan.describe(), markup=False)
+    with _build_bar(enabled=show, estimate=plan.estimate) as report:
+        return pattern_problem(p, name, threads=threads, progress=report, rebuild=rebuild, plan=plan,
+                               deadline=deadline, build_first=_command_line("pdb", "build", puzzle_arg, heuristic=name,
+                                                                            goal=goal_arg),
                                notify=(lambda line: err.print(line, markup=False)) if show else None)
 
 
-def _duration(seconds: float) -> str:
-    if seconds < 1:
-        return "under a second"
-    if seconds < 90:
-        return f"about {seconds:.0f} s"
-    if seconds < 5400:
-        return f"about {seconds / 60:.0f} min"
-    return f"about {seconds / 3600:.1f} h"
-
-
 @contextmanager
-def _build_bar(enabled: bool):
-    """One progress bar for all the pattern-database builds of a command, with the overall ETA.
+def _build_bar(enabled: bool, estimate):
+    """One progress bar for all the pattern-database builds of a command: the entries given
+    their distance, and the time left (:func:`_time_left`, from ``estimate``, the builds'
+    :class:`~puzzlespace.calibration.Estimate`).
 
     The bar appears with the first progress report, so nothing flashes while tables load;
     it is drawn on a terminal only (elsewhere the build's notices say what happens).
@@ -340,12 +358,15 @@ def _build_bar(enabled: bool):
     if not enabled or not err.is_terminal:
         yield None
         return
-    from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn, \
-        TimeRemainingColumn
+    from rich.progress import BarColumn, Progress, ProgressColumn, TaskProgressColumn, TextColumn, TimeElapsedColumn
+    from rich.text import Text
+
+    class TimeLeft(ProgressColumn):
+        def render(self, task) -> Text:
+            return Text(_time_left(task.elapsed or 0.0, task.completed, task.total, estimate.seconds))
 
     columns = (TextColumn("building"), BarColumn(), TaskProgressColumn(),
-               TextColumn("{task.completed:,.0f} of {task.total:,.0f} entries"), TimeElapsedColumn(),
-               TextColumn("ETA"), TimeRemainingColumn())
+               TextColumn("{task.completed:,.0f} of {task.total:,.0f} entries"), TimeElapsedColumn(), TimeLeft())
     bar = Progress(*columns, console=err, transient=True)
     task = []
 
@@ -360,6 +381,14 @@ def _build_bar(enabled: bool):
     finally:
         if task:
             bar.stop()
+
+
+def _time_left(elapsed: float, done: float, total: float, expected: float) -> str:
+    """What a build bar says of the time left: the larger of the estimate's remainder and
+    what the rate so far leaves (a build's last layers give few entries, so neither alone
+    holds to the end)."""
+    left = max(expected - elapsed, elapsed * (total - done) / done if done else 0.0, 0.0)
+    return f"about {left:.0f} s left" if left < 90 else f"about {left / 60:.0f} min left"
 
 
 def _print_solution(sol: Solution, quiet: bool) -> None:
@@ -443,7 +472,7 @@ def _tablebase(path: Path, puzzle: Puzzle):
                    "layer's pass ends")
 @click.option("--force", is_flag=True,
               help="let --out replace the checkpoint there (of this run, which --resume would continue, or of another)")
-@click.option("--segments", type=Count(1, MAX_SEGMENTS), metavar="N",
+@click.option("--segments", type=SEGMENTS, metavar="N",
               help="cut the table into N segments, one in memory at a time, the others in files under --out "
                    "(chosen by itself when the table does not fit --max-memory; --resume keeps the checkpoint's)")
 @click.option("--marks", type=click.Choice(["packed", "bitmap"]), default="packed", show_default=True,
@@ -451,7 +480,7 @@ def _tablebase(path: Path, puzzle: Puzzle):
                    "written as they come, or, past a quarter of a bitmap's bytes, a bit per state of the puzzle in "
                    "memory, at most a bit per state written a pass (for puzzles where many moves cross segments, "
                    "such as flip boards)")
-@click.option("--workers", type=Count(1, MAX_SEGMENTS), metavar="N",
+@click.option("--workers", type=SEGMENTS, metavar="N",
               help="explore on a Dask cluster of N worker processes on this machine (--threads each, "
                    "--max-memory shared out); needs the cluster extra: pip install 'puzzlespace[cluster]'")
 @click.option("--scheduler", metavar="ADDRESS",
@@ -469,13 +498,14 @@ def explore(puzzle: str, goal: Optional[str], out_dir: Optional[Path], resume: b
     from .explore import engine
     from .explore.checkpoint import RESUME_NEEDS_OUT
     from .explore.segments import explore_segmented
+    from .plot import check_plot_file, write_depth_plot
     from .resources import parse_size
 
     with _errors():
         p = load_puzzle(puzzle, goal)
         limit = parse_size(max_memory) if max_memory else None
         if plot is not None:
-            _check_plot_backend(plot)
+            check_plot_file(plot)
         save_path = _save_path(p, save) if save is not None else None
         on_cluster = workers is not None or scheduler is not None
         if workers is not None and scheduler is not None:
@@ -511,6 +541,8 @@ def explore(puzzle: str, goal: Optional[str], out_dir: Optional[Path], resume: b
                     note = "\n".join(line for line in (note, started) if line) or None
                 if not on_cluster:
                     segments = _segments(p, out_dir, resume, threads, limit, save is not None, segments, marks)
+                if not (on_cluster or segments or resume):
+                    _say_exploration_estimate(p, threads)
                 with _layer_progress(show_progress or not as_json, show_progress and not on_cluster) as report:
                     report = _saying_first(note, report)
                     if on_cluster:
@@ -533,7 +565,8 @@ def explore(puzzle: str, goal: Optional[str], out_dir: Optional[Path], resume: b
                       markup=False)
             raise Stop(EXIT_INTERRUPTED)
         if plot is not None:
-            _plot_depths(result, plot, log_scale)
+            write_depth_plot(result, plot, log_scale)
+            err.print(f"plot written to {plot}", markup=False)
         from .pages import exploration_html
 
         _write_files([(html_file, "page", lambda: exploration_html(p, result)),
@@ -543,6 +576,23 @@ def explore(puzzle: str, goal: Optional[str], out_dir: Optional[Path], resume: b
         _emit_json(result.to_json())
         return
     _print_exploration(p, result)
+
+
+#: Positions from which an exploration's time is estimated, and said on a terminal, before it starts.
+ESTIMATE_FROM = 10_000_000
+
+
+def _say_exploration_estimate(p: Puzzle, threads: Optional[int]) -> None:
+    """On a terminal, the time an exploration in memory of a large puzzle takes here
+    (:func:`~puzzlespace.explore.estimate.exploration_estimate`), before it starts."""
+    from .explore.estimate import exploration_estimate
+
+    positions = p.reachable_count() or p.state_index().size
+    if not err.is_terminal or positions < ESTIMATE_FROM:
+        return
+    estimate = exploration_estimate(p, threads or os.cpu_count() or 1)
+    if estimate is not None:
+        err.print(f"exploring {p.spec}: {positions:,} positions, {estimate} on this machine", markup=False)
 
 
 def _saved_layer(out_dir: Optional[Path]) -> str:
@@ -805,6 +855,8 @@ def _layer_lines():
 
 
 def _print_exploration(p: Puzzle, r) -> None:
+    from rich.table import Table
+
     table = Table(title=f"{p.spec}: positions by distance from the goal")
     table.add_column("depth", justify="right")
     table.add_column("positions", justify="right")
@@ -813,54 +865,13 @@ def _print_exploration(p: Puzzle, r) -> None:
     out.print(table)
     out.print(f"states: {r.states:,}   God's number: {r.max_depth}   antipodes: {r.antipode_count:,}", markup=False)
     threads = f"{r.threads} thread{'s' if r.threads != 1 else ''}"
-    out.print(f"time: {r.seconds:.2f} s on {threads}   peak memory: {r.peak_memory_bytes / 2**20:.0f} MiB",
+    earlier = f" (resumed, after {r.earlier_seconds:.2f} s of the runs before)" if r.earlier_seconds else ""
+    out.print(f"time: {r.seconds:.2f} s on {threads}{earlier}   peak memory: {r.peak_memory_bytes / 2**20:.0f} MiB",
               markup=False)
     if r.antipodes:
         shown = r.antipodes
         out.print(f"antipodes ({len(shown)} of {r.antipode_count:,}):", markup=False)
         out.print(_tile_boards([p.draw(s) for s in shown], [p.format_position(s) for s in shown]), markup=False)
-
-
-def _check_plot_backend(path: Path) -> None:
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        raise PuzzleError("--plot needs matplotlib: pip install 'puzzlespace[plot]'") from None
-    if path.suffix.lower() not in (".png", ".svg"):
-        raise PuzzleError(f"--plot writes PNG or SVG, not {path.suffix or 'a file without extension'}")
-
-
-def _plot_depths(result, path: Path, log_scale: bool = False) -> None:
-    """The depth distribution as bars, each non-zero count also a dot (a bar too small to
-    see on a linear axis still shows), God's number and the antipodes marked."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    counts = result.depth_counts
-    fig, ax = plt.subplots(figsize=(8, 4.5))
-    ax.bar(range(len(counts)), counts, color="#4c72b0")
-    shown = [(d, c) for d, c in enumerate(counts) if c]
-    ax.plot([d for d, _ in shown], [c for _, c in shown], "o", color="#4c72b0", markersize=3)
-    if log_scale:
-        ax.set_yscale("log")
-    god = result.max_depth
-    ax.axvline(god, color="#d1495b", linestyle=":", linewidth=1)
-    ax.annotate(f"God's number {god}: {result.antipode_count:,} antipode{'s' if result.antipode_count != 1 else ''}",
-                xy=(god, counts[god]), xytext=(0.97, 0.92), textcoords="axes fraction", ha="right", color="#d1495b",
-                bbox={"facecolor": "white", "edgecolor": "none"}, arrowprops={"arrowstyle": "->", "color": "#d1495b"})
-    ax.set_xlabel("moves from the goal")
-    ax.set_ylabel("positions" + (" (log scale)" if log_scale else ""))
-    ax.set_title(f"{result.puzzle}: {result.states:,} positions, God's number {result.max_depth}")
-    fig.tight_layout()
-    try:
-        fig.savefig(path)
-    except OSError as exc:
-        raise PuzzleError(f"cannot write the plot {str(path)!r}: {exc.strerror or exc}") from None
-    finally:
-        plt.close(fig)
-    err.print(f"plot written to {path}", markup=False)
 
 
 # ----- distance and generate ---------------------------------------------------------------------
@@ -978,21 +989,26 @@ def pdb_build(puzzle: str, heuristic: str, goal: Optional[str], threads: Optiona
     out.print(f"{p.spec} {name}: ready in {pdb_dir()} ({time.perf_counter() - t0:.1f} s)", markup=False)
 
 
-@pdb.command("list", short_help="List the cached pattern databases.",
+@pdb.command("list", short_help="List the cached pattern databases, and builds left partial.",
               examples=["puzzlespace pdb list", "puzzlespace pdb list --json"])
 @cache_option
 @json_option
 def pdb_list(cache_dir: Optional[Path], as_json: bool) -> None:
-    """List the cached pattern databases: name, puzzle, tiles, size, build time, last use."""
+    """List the cached pattern databases (name, puzzle, tiles, size, build time, last use)
+    and the builds left partial (interrupted, or running now: 'pdb build' continues
+    one, 'pdb remove' frees it)."""
     from .cache import cache_dir as cache_root
     from .resources import human
-    from .pdb.store import listing, pdb_dir
+    from .pdb.store import listing, partial_builds, pdb_dir
 
     _use_cache(cache_dir)
-    found = listing()
+    found, partial = listing(), partial_builds()
     if as_json:
         _emit_json([dict(h or {}, name=path.name.removesuffix(".pspdb"), path=str(path), problem=why,
-                         bytes=path.stat().st_size, last_used=path.stat().st_atime) for path, h, why in found])
+                         bytes=path.stat().st_size, last_used=path.stat().st_atime) for path, h, why in found]
+                   + [dict(name=path.name.removesuffix(".pspdb"), path=str(path) + ".partial", partial=True,
+                           puzzle=m.get("puzzle"), tiles=m.get("tiles"), entries=m.get("entries"),
+                           depth=m.get("depth"), bytes=held) for path, m, held in partial])
         return
     rows = [("NAME", "PUZZLE", "TILES", "ENTRIES", "SIZE", "BUILT IN", "LAST USED")]
     for path, h, why in found:
@@ -1004,14 +1020,22 @@ def pdb_list(cache_dir: Optional[Path], as_json: bool) -> None:
         rows.append((name, str(h.get("puzzle", "?")), ",".join(map(str, h.get("tiles", []))),
                      f"{h.get('entries', 0):,}", human(st.st_size), f"{h.get('seconds', 0):.1f} s",
                      time.strftime("%Y-%m-%d %H:%M", time.localtime(st.st_atime))))
-    if found:
+    for path, m, held in partial:
+        tiles, entries = m.get("tiles"), m.get("entries")
+        rows.append((path.name.removesuffix(".pspdb"), str(m.get("puzzle", "?")),
+                     ",".join(map(str, tiles)) if isinstance(tiles, list) else "",
+                     f"{entries:,}" if isinstance(entries, int) else "", human(held),
+                     f"partial, layer {m.get('depth', '?')}", "-"))
+    if len(rows) > 1:
         widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
         for r in rows:
             out.print("  ".join(c.rjust(w) if i in (3, 4, 5) else c.ljust(w)
                                 for i, (c, w) in enumerate(zip(r, widths))).rstrip(), markup=False)
-    total = sum(path.stat().st_size for path, _, _ in found)
+    total = sum(path.stat().st_size for path, _, _ in found) + sum(held for _, _, held in partial)
     every = sum(f.stat().st_size for f in cache_root().rglob("*") if f.is_file()) if cache_root().exists() else 0
     count = f"{len(found)} pattern database{'' if len(found) == 1 else 's'}" if found else "no pattern databases"
+    if partial:
+        count += f" and {len(partial)} partial build{'' if len(partial) == 1 else 's'}"
     out.print(f"{count} in {pdb_dir()}: {human(total)}; the whole cache: {human(every)}", markup=False)
 
 
@@ -1121,7 +1145,7 @@ def batch(puzzle: str, file: Path, goal: Optional[str], method: str, heuristic: 
         if bad and strict:
             raise PuzzleError(f"{bad[0]} ({len(bad)} bad line{'s' if len(bad) > 1 else ''}; --strict solves none)")
         items = [(ident, state) for ident, state, problem in entries if not problem]
-        plan = plan_solving(p, method, heuristic)
+        plan = plan_solving(p, method, heuristic, bounded=anytime or weight != 1)
         if items and plan.builds_patterns:
             plan = _with_patterns(plan, puzzle, goal, show=True)
         results = _solve_in_order(p, entries, items, invalid, plan=plan, threads=threads, time_limit=time_limit,
@@ -1206,6 +1230,8 @@ def demo() -> None:
     """Solve four showcase positions, each proven optimal, and print them."""
     out.print("puzzlespace demo: four puzzles solved in the fewest moves, each proven optimal", markup=False)
     out.print(markup=False)
+    from rich.table import Table
+
     table = Table()
     for col in ("puzzle", "position", "moves", "nodes", "seconds"):
         table.add_column(col, justify="right" if col in ("moves", "nodes", "seconds") else "left", no_wrap=True)
@@ -1225,6 +1251,26 @@ def demo() -> None:
     out.print("try next:", markup=False)
     for command, what in TRY_NEXT:
         out.print(f"  {command:<58} # {what}", markup=False)
+
+
+@app.command(short_help="Compile ahead the code the first commands on puzzles run.",
+             arguments=[("PUZZLE...", "the puzzles (default: the demo's)")],
+             examples=["puzzlespace warm", "puzzlespace warm 4x4 flip:6x6"])
+@click.argument("puzzles", nargs=-1, metavar="PUZZLE...")
+def warm(puzzles: tuple[str, ...]) -> None:
+    """Compile ahead (once a machine: numba keeps the code in its cache) what the first
+    commands on PUZZLE... run: their searches, fast method, pattern-database builds and
+    exploration, so that those start at once. Without puzzles, the demo's."""
+    from .warmup import warm as warm_up
+
+    with _errors():
+        loaded = [load_puzzle(name, goal) for name, _, goal in DEMO] if not puzzles else \
+            [load_puzzle(name) for name in puzzles]
+        for p in loaded:
+            done = warm_up(p)
+            said = ", ".join(f"{w.work} {'compiled in ' + format(w.seconds, '.1f') + ' s' if w.seconds else 'ready'}"
+                             for w in done)
+            out.print(f"{p.spec}: {said}", markup=False)
 
 
 @app.command(short_help="Play in a browser, with optimal hints (needs the web extra).",

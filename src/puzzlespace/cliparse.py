@@ -21,8 +21,9 @@ CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
 class Command(click.Command):
-    """A command whose help lists its arguments (``arguments``: (name, help) pairs) and
-    ends with ``examples`` (command lines, shown as they are)."""
+    """A command whose help lists its arguments (``arguments``: (name, help) pairs, a help
+    text given as a function made when the help is shown) and ends with ``examples``
+    (command lines, shown as they are)."""
 
     def __init__(self, *args, arguments=(), examples=(), **kwargs):
         kwargs.setdefault("context_settings", CONTEXT)
@@ -33,7 +34,7 @@ class Command(click.Command):
     def format_options(self, ctx, formatter) -> None:
         if self.arguments:
             with formatter.section("Arguments"):
-                formatter.write_dl(self.arguments)
+                formatter.write_dl([(name, text() if callable(text) else text) for name, text in self.arguments])
         super().format_options(ctx, formatter)
 
     def format_epilog(self, ctx, formatter) -> None:
@@ -180,3 +181,19 @@ class Count(click.ParamType):
         if self.high is not None and number > self.high:
             self.fail(f"{value!r} is more than {self.high:,}", param, ctx)
         return number
+
+
+class LazyConsole:
+    """A rich ``Console`` (on stderr with ``stderr=True``) made the first time it is used:
+    rich takes a while to load, and ``--version`` or ``--help`` print without it."""
+
+    def __init__(self, stderr: bool = False):
+        self._stderr = stderr
+        self._console = None
+
+    def __getattr__(self, name):
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(stderr=self._stderr, highlight=False, soft_wrap=True)
+        return getattr(self._console, name)

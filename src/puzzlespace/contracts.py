@@ -10,9 +10,10 @@ database's abstract space (:class:`puzzlespace.pdb.space.PatternSpace`) is a
 
 from __future__ import annotations
 
-from typing import Iterator, Protocol, Sequence, runtime_checkable
+from typing import TYPE_CHECKING, Iterator, Protocol, Sequence, runtime_checkable
 
-import numpy as np
+if TYPE_CHECKING:  # annotations only: reading the contracts costs no NumPy import
+    import numpy as np
 
 #: A position: one int per cell (tokens, 0 the blank; or 1 white, 0 black).
 State = tuple[int, ...]

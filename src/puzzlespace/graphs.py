@@ -11,31 +11,9 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Sequence
 
-import numba as nb
 import numpy as np
 
 from .errors import PuzzleError
-
-
-@nb.njit(cache=True, nogil=True)
-def _all_pairs(ptr, adj, n):
-    """Breadth-first search from every node over the graph ``adj[ptr[u]:ptr[u+1]]``."""
-    dist = np.full((n, n), -1, dtype=np.int64)
-    queue = np.empty(n, dtype=np.int64)
-    for s in range(n):
-        dist[s, s] = 0
-        queue[0] = s
-        head, tail = 0, 1
-        while head < tail:
-            u = queue[head]
-            head += 1
-            for k in range(ptr[u], ptr[u + 1]):
-                v = adj[k]
-                if dist[s, v] < 0:
-                    dist[s, v] = dist[s, u] + 1
-                    queue[tail] = v
-                    tail += 1
-    return dist
 
 
 @dataclass(frozen=True)
@@ -82,11 +60,11 @@ class Graph:
 
     @cached_property
     def distance_matrix(self) -> list[list[int]]:
-        """All-pairs edge distances (``-1`` for unreachable pairs)."""
-        ptr = np.zeros(self.n + 1, dtype=np.int64)
-        ptr[1:] = np.cumsum([len(a) for a in self.neighbors])
-        adj = np.array([v for a in self.neighbors for v in a], dtype=np.int64)
-        return _all_pairs(ptr, adj, self.n).tolist()
+        """All-pairs edge distances (``-1`` for unreachable pairs), by compiled code (:mod:`puzzlespace.distances`)."""
+        from .distances import all_pairs
+
+        graph = pack_graph(self.neighbors)
+        return all_pairs(graph, self.n).tolist()
 
     @cached_property
     def is_connected(self) -> bool:

@@ -129,7 +129,7 @@ def exploration_html(puzzle, result) -> str:
     rows = []
     for d, c in enumerate(result.depth_counts):
         running += c
-        rows.append(f"<tr><td>{d}</td><td>{c}</td><td>{running}</td></tr>")
+        rows.append(f"<tr><td>{d}</td><td>{c:,}</td><td>{running:,}</td></tr>")
     shown = result.antipodes[:PAGE_ANTIPODES]
     boards = "".join(f'<figure>{render.svg(puzzle.figure(s))}<figcaption>{escape(puzzle.format_position(s))}'
                      f"</figcaption></figure>" for s in shown)

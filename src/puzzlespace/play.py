@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from . import render
+from .cache import tablebase_path
 from .errors import PuzzleError, SearchStopped, Undecided
 from .families.base import Puzzle, State
 from .registry import load_puzzle
@@ -39,6 +40,10 @@ FALLBACK_WEIGHT = Fraction(2)
 KNOWN_POSITIONS = 200_000
 #: Games (puzzles) kept open at once; the least recently used one is closed beyond it.
 MAX_GAMES = 16
+#: The arrow key (a page's ``KeyboardEvent.key``) and arrow of each way a piece goes
+#: (:meth:`~puzzlespace.families.base.Puzzle.move_way`): a page's arrow keys move pieces their way.
+ARROWS = {"up": ("ArrowUp", "↑"), "down": ("ArrowDown", "↓"), "left": ("ArrowLeft", "←"),
+          "right": ("ArrowRight", "→")}
 
 
 class UnknownGame(PuzzleError):
@@ -48,11 +53,13 @@ class UnknownGame(PuzzleError):
 @dataclass
 class Game:
     """One puzzle being played: its plan for solving (pattern databases read once, on the
-    first solve or :meth:`Games.prepare`) and the distances its solutions proved."""
+    first solve or :meth:`Games.prepare`; ``table``: the cached tablebase file the plan was
+    made with, :func:`_cached_table`) and the distances its solutions proved."""
 
     key: str
     puzzle: Puzzle
     plan: Plan
+    table: tuple[int, int] | None = None
     note: str = ""
     build: dict | None = None
     known: dict[State, tuple[int, int | None]] = field(default_factory=dict)
@@ -92,8 +99,9 @@ class Games:
     def open(self, name: str | None = None, graph: str | None = None, filename: str = "graph.toml",
              goal: str | None = None) -> dict:
         """Open a puzzle by ``name`` (any name ``load_puzzle`` reads except ``graph:FILE``:
-        a page does not name the server's files) or from a graph file's text; describe it
-        and its goal."""
+        a page does not name the server's files) or from a graph file's text; describe it,
+        how its moves are made (``help``) and its goal. A game open already is planned
+        again when its tablebase has been saved, replaced or removed in the cache since."""
         if (name is None) == (graph is None):
             raise PuzzleError("give the puzzle's 'name' or a graph file's text as 'graph'")
         if graph is not None:
@@ -109,28 +117,37 @@ class Games:
             key = puzzle.spec
         if goal is not None:
             key += "|" + puzzle.format_position(puzzle.goal)
-        game = self._games.get(key) or self._new_game(key, puzzle)
+        game, table = self._games.get(key), _cached_table(puzzle)
+        if game is None or game.table != table:
+            game = self._new_game(key, puzzle, table)
         return {"game": key, "puzzle": puzzle.spec, "title": getattr(puzzle, "title", "") or puzzle.spec,
+                "help": puzzle.how_to_move,
                 "method": game.plan.method, "heuristic": game.plan.heuristic.name if game.plan.heuristic else "",
                 "note": game.note, "build": game.build, "goal": self.describe(key, None)}
 
-    def _new_game(self, key: str, puzzle: Puzzle) -> Game:
+    def _new_game(self, key: str, puzzle: Puzzle, table: tuple[int, int] | None) -> Game:
+        """A game planned now (``table``: the cached tablebase before planning), kept unless
+        another thread has kept one planned with the same tablebase meanwhile."""
         plan, note, build = plan_solving(puzzle), "", None
         if plan.builds_patterns:
             from .pdb.heuristic import pattern_plan
 
             needs = pattern_plan(puzzle, plan.heuristic.name)
-            if needs.build and needs.seconds > self.build_limit:
-                note = (f"the pattern databases {plan.heuristic.name} would take about {needs.seconds:.0f} s to build, "
+            if needs.build and needs.estimate.seconds > self.build_limit:
+                note = (f"the pattern databases {plan.heuristic.name} would take {needs.estimate} to build, "
                         f"so the server searches with {CLASSIC_BOUND}; build them once with "
                         f"'puzzlespace pdb build {puzzle.spec}'")
                 plan = plan_solving(puzzle, heuristic=CLASSIC_BOUND)
             elif needs.build:
-                build = {"tables": len(needs.build), "entries": needs.entries, "seconds": round(needs.seconds, 1),
-                         "memory": needs.peak_memory, "disk": needs.disk, "heuristic": plan.heuristic.name}
-        game = Game(key, puzzle, plan, note, build)
+                build = {"tables": len(needs.build), "entries": needs.entries, "seconds": round(needs.estimate.seconds, 1),
+                         "estimate": str(needs.estimate), "memory": needs.peak_memory, "disk": needs.disk,
+                         "heuristic": plan.heuristic.name}
+        game = Game(key, puzzle, plan, table, note, build)
         with self._lock:
-            game = self._games.setdefault(key, game)
+            kept = self._games.get(key)
+            if kept is None or kept.table != table:
+                self._games[key] = kept = game
+            game = kept
             while len(self._games) > MAX_GAMES:
                 self._games.pop(next(iter(self._games)))
         return game
@@ -159,19 +176,19 @@ class Games:
         return game.puzzle.parse_position(text)
 
     def describe(self, key: str, text: str | None) -> dict:
-        """The position's board (SVG, spots with ids ``s0``, ``s1``, ...), its text forms,
-        whether it is the goal and can reach it, what is known of its distance, and each
-        legal move: its code, labels (every notation), the spot a click on which makes it
-        (``from``, or None) and its mark (SVG to lay over the board)."""
+        """The position's board (SVG: spots with ids ``s0``, ``s1``, ..., and the moves'
+        handles ``h<move>``), its text forms, whether it is the goal and can reach it, what
+        is known of its distance, and each legal move as :func:`_move` describes it."""
         game = self.game(key)
         puzzle = game.puzzle
         state = self.position(game, text)
         verdict = _verdict(puzzle, state)
         known = game.known.get(tuple(state))
         figure = puzzle.figure(state)
+        handles = {m: h for m in puzzle.moves(state) if (h := puzzle.move_handle(state, m)) is not None}
         return {
             "game": key, "position": puzzle.format_position(state), "picture": puzzle.draw(state),
-            "svg": render.svg(figure, ids=True), "goal": state == puzzle.goal,
+            "svg": render.svg(figure, ids=True, handles=handles), "goal": state == puzzle.goal,
             "solvable": verdict[0], "reason": verdict[1], "distance": None if known is None else known[0],
             "moves": [_move(puzzle, figure, state, m) for m in puzzle.moves(state)],
         }
@@ -290,6 +307,16 @@ class Games:
                     "time_limit": self.time_limit}
 
 
+def _cached_table(puzzle: Puzzle) -> tuple[int, int] | None:
+    """The modification time (ns) and size of the puzzle's tablebase file in the cache, or
+    None when there is none: a game's plan is made again when they change."""
+    try:
+        stat = tablebase_path(puzzle).stat()
+    except OSError:
+        return None
+    return stat.st_mtime_ns, stat.st_size
+
+
 def _verdict(puzzle: Puzzle, state: State) -> tuple[bool | None, str]:
     """Whether ``state`` can reach the goal (None: undecided) and the reason in a line."""
     try:
@@ -300,12 +327,19 @@ def _verdict(puzzle: Puzzle, state: State) -> tuple[bool | None, str]:
 
 
 def _move(puzzle: Puzzle, figure, state: State, move: int) -> dict:
-    """A legal move as the page uses it: code, labels, the spot to click, its mark (drawn
-    on ``figure``, a figure of the puzzle: its places are every position's)."""
+    """A legal move as the page uses it: its code, labels (every notation), the spot a
+    click on which makes it (``from``, or None), the id of the board's element to click
+    (``target``: that spot's, or the move's handle's; None where neither is drawn), the
+    arrow key that makes it (``key``, or None), the move in words (``say``, with its
+    key's arrow) and its mark (SVG drawn on ``figure``, a figure of the puzzle: its places
+    are every position's)."""
     labels = _labels(puzzle, state, move)
     marks = puzzle.move_marks(state, move)
     spot = next((m.spots[0] for m in marks if m.kind == "move"), None)
+    target = f"s{spot}" if spot is not None else f"h{move}" if puzzle.move_handle(state, move) else None
+    key, arrow = ARROWS.get(puzzle.move_way(state, move), (None, ""))
     return {"move": move, "label": next(iter(labels.values()), str(move)), "labels": labels, "from": spot,
+            "target": target, "key": key, "say": puzzle.say_move(state, move) + (f" ({arrow})" if arrow else ""),
             "mark": "".join(render.mark_svg(figure, m) for m in marks)}
 
 
@@ -330,4 +364,4 @@ def _move_code(puzzle: Puzzle, state: State, move) -> int:
     raise PuzzleError(f"move {str(move)[:20]!r} is not legal in {puzzle.format_position(state)}")
 
 
-__all__ = ["BUILD_LIMIT", "TIME_LIMIT", "Game", "Games", "UnknownGame"]
+__all__ = ["ARROWS", "BUILD_LIMIT", "TIME_LIMIT", "Game", "Games", "UnknownGame"]

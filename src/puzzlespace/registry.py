@@ -1,7 +1,7 @@
 """Puzzle names and the families behind them: ``FAMILY:ARGS`` (``sliding:4x3``, ``jump:5:1,3``).
 
 A family registers itself with :func:`~puzzlespace.families.base.register_family` (the
-built-in ones when :mod:`puzzlespace.families` is imported); a family from another
+built-in ones as :func:`families` first imports them); a family from another
 package plugs in through the entry-point group ``puzzlespace.families``, each entry point
 naming a :class:`~puzzlespace.families.base.Family`. Nothing else (the CLI, the
 algorithms) needs to know the list.
@@ -27,17 +27,23 @@ _LOADED = [False]
 
 
 def families() -> list[Family]:
-    """Every known family: the built-in ones, then those of installed packages' entry points."""
+    """Every known family: the built-in ones (in :data:`~puzzlespace.families.BUILT_IN`'s
+    order, whichever was imported first), then those of installed packages' entry points."""
+    from .families import BUILT_IN
+
     if not _LOADED[0]:
         _LOADED[0] = True
-        from . import families as _built_in  # noqa: F401  (registers the built-in families)
+        from importlib import import_module
 
+        for module in BUILT_IN:  # each registers its family as it is imported
+            import_module(f".families.{module}", __package__)
         for entry in _entry_points():
             family = entry.load()
             if not isinstance(family, Family):
                 raise TypeError(f"entry point {entry.name!r} of {ENTRY_POINTS!r} names no puzzlespace Family")
             register_family(family)
-    return list(_FAMILIES.values())
+    first = [_FAMILIES[name] for name in BUILT_IN if name in _FAMILIES]
+    return first + [f for f in _FAMILIES.values() if f not in first]
 
 
 def _entry_points():

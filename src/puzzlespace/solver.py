@@ -1,7 +1,8 @@
 """Solving: choose a method, run it, replay and verify the answer.
 
-The optimal methods are family-agnostic: ``bfs`` and ``bibfs`` (:mod:`puzzlespace.search.bfs`)
-work for every puzzle; ``ida`` (:mod:`puzzlespace.search.ida`) for every puzzle that
+The optimal methods are family-agnostic: ``bfs`` and ``bibfs`` (:mod:`puzzlespace.search.bfs`;
+compiled over the ranks of a state index, :mod:`puzzlespace.search.rank_bfs`, past
+:data:`SMALL_SPACE` positions) work for every puzzle; ``ida`` (:mod:`puzzlespace.search.ida`) for every puzzle that
 offers a :meth:`~puzzlespace.families.base.Puzzle.search_problem`. ``fast`` runs the
 family's own :meth:`~puzzlespace.families.base.Puzzle.fast_solution` (not optimal) and
 proves a lower bound with IDA*'s bound.
@@ -13,9 +14,10 @@ import threading
 import time
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
+from functools import partial
 from typing import Callable
 
-from .errors import DamagedFile, PuzzleError, Undecided, Unsolvable
+from .errors import DamagedFile, PuzzleError, SearchStopped, Undecided, Unsolvable
 from .families.base import Puzzle, State, Verdict
 from .search import bfs as bfs_search
 from .search.ida import weight_coefficients
@@ -94,9 +96,25 @@ class Solution:
 SUFFIX_EFFORT = 20
 
 
-def choose_method(puzzle: Puzzle) -> str:
-    """``ida`` where the family offers compiled heuristic search, else ``bibfs``."""
+#: Positions a puzzle may have for ``auto`` to search it with plain bidirectional BFS:
+#: there it answers within a tenth of a second, sooner than compiled code loads (importing
+#: numba and its first call take about a quarter of a second in a new process).
+SMALL_SPACE = 200_000
+
+
+def choose_method(puzzle: Puzzle, bounded: bool = False) -> str:
+    """``bibfs`` on a space of at most :data:`SMALL_SPACE` positions unless the solve is
+    ``bounded`` (weighted or anytime: it needs IDA*'s bounds); else ``ida`` where the
+    family offers compiled heuristic search, else ``bibfs``."""
+    if not bounded and is_small(puzzle):
+        return "bibfs"
     return "ida" if puzzle.default_heuristic() is not None else "bibfs"
+
+
+def is_small(puzzle: Puzzle) -> bool:
+    """Whether ``puzzle``'s goal reaches at most :data:`SMALL_SPACE` positions (as its family counts them)."""
+    count = puzzle.reachable_count()
+    return count is not None and count <= SMALL_SPACE
 
 
 def resolve_heuristic(puzzle: Puzzle, heuristic: str = "auto") -> str:
@@ -157,7 +175,8 @@ class Plan:
 
     def ready(self, deadline: float | None = None, **pdb_options) -> "Plan":
         """This plan with IDA*'s problem built (pattern databases read or built with
-        ``pdb_options``; a classic bound's tables refused past ``deadline``)."""
+        ``pdb_options``); tables that would not be built by ``deadline``
+        (``time.monotonic()``) are refused, and a pattern-database build stopped there."""
         if self.heuristic is None or self.problem is not None:
             return self
         problem = search_problem_for(self.puzzle, self.heuristic.name, deadline=deadline, **pdb_options)
@@ -165,13 +184,14 @@ class Plan:
 
 
 def plan_solving(puzzle: Puzzle, method: str = "auto", heuristic: str = "auto", table=None,
-                 problem=None) -> Plan:
+                 problem=None, bounded: bool = False) -> Plan:
     """Choose how to solve positions of ``puzzle``.
 
     ``auto`` reads a tablebase (``table``, or the cached one when no heuristic is named)
-    without search, else runs IDA* where the family offers it, else bidirectional BFS.
-    Naming a heuristic (or giving a ready ``problem``) means IDA*, except with ``fast``,
-    whose lower bound it proves (:data:`FAST_BOUND` by default).
+    without search, else chooses as :func:`choose_method` (``bounded``: the solves are
+    weighted or anytime). Naming a heuristic (or giving a ready ``problem``) means IDA*,
+    except with ``fast``, whose lower bound it proves (:data:`FAST_BOUND` by default);
+    ``table`` with a heuristic is an error, as with ``bfs`` or ``bibfs``.
     """
     if method not in METHODS:
         raise PuzzleError(f"unknown method {method!r}: choose one of {', '.join(METHODS)}")
@@ -181,19 +201,22 @@ def plan_solving(puzzle: Puzzle, method: str = "auto", heuristic: str = "auto", 
                               f"--anytime for a quick solution")
         return Plan(puzzle, "fast", Heuristic.parse(puzzle, FAST_BOUND if heuristic == "auto" else heuristic),
                     problem=problem)
-    if table is None and (method == "table" or (method == "auto" and heuristic == "auto" and problem is None)):
+    guided = heuristic != "auto" or problem is not None
+    if guided and method not in ("auto", "ida"):
+        raise PuzzleError(f"a heuristic guides IDA* only, not --method {method}")
+    if guided and table is not None:
+        raise PuzzleError("a tablebase answers without search: give a tablebase or a heuristic, not both")
+    if table is None and (method == "table" or (method == "auto" and not guided)):
         table = cached_tablebase(puzzle, skip_unusable=method == "auto")
     if table is not None and method in ("auto", "table"):
         return Plan(puzzle, "table", table=table)
     if method == "table":
         raise PuzzleError(f"no tablebase for {puzzle.spec}: pass --table FILE or run "
                           f"'puzzlespace explore {puzzle.spec} --save cache'")
-    if heuristic != "auto" or problem is not None:
-        if method not in ("auto", "ida"):
-            raise PuzzleError(f"a heuristic guides IDA* only, not --method {method}")
+    if guided:
         method = "ida"
     if method == "auto":
-        method = choose_method(puzzle)
+        method = choose_method(puzzle, bounded)
     if method != "ida":
         return Plan(puzzle, method)
     return Plan(puzzle, "ida", Heuristic.parse(puzzle, heuristic), problem=problem)
@@ -202,13 +225,14 @@ def plan_solving(puzzle: Puzzle, method: str = "auto", heuristic: str = "auto", 
 def search_problem_for(puzzle: Puzzle, heuristic: str = "auto", deadline: float | None = None, **pdb_options):
     """The IDA* problem of ``puzzle`` with ``heuristic``: a classic bound or ``pdb:...``
     (pattern databases read from the cache or built; ``pdb_options`` go to
-    :func:`~puzzlespace.pdb.heuristic.pattern_problem`). A classic bound's tables are
-    refused when building them would end after ``deadline`` (``time.perf_counter()``)."""
+    :func:`~puzzlespace.pdb.heuristic.pattern_problem`). Tables are refused when building
+    them would end after ``deadline`` (``time.monotonic()``), and a pattern-database build
+    stops there (SearchStopped; it resumes where it stopped)."""
     name = resolve_heuristic(puzzle, heuristic)
     if name.startswith("pdb:"):
         from .pdb.heuristic import pattern_problem
 
-        return pattern_problem(puzzle, name, **pdb_options)
+        return pattern_problem(puzzle, name, deadline=deadline, **pdb_options)
     problem = puzzle.search_problem(name, deadline=deadline)
     if problem is None:
         raise PuzzleError(f"{puzzle.spec} has no heuristic search; use --method bfs or bibfs")
@@ -279,8 +303,12 @@ def solve(
     How is decided by :func:`plan_solving` from ``method``, ``table`` (a loaded
     :class:`~puzzlespace.explore.tablebase.Tablebase`), ``heuristic`` and ``problem``, or
     given as a ready ``plan`` (to share loaded pattern databases between many solves).
-    ``time_limit`` counts building IDA*'s tables too. ``cancel``, once set from another
-    thread, stops the search within a tenth of a second as the time limit does.
+    ``time_limit`` bounds the whole call: building IDA*'s tables (pattern databases
+    included: refused up front when they would not be built in time, stopped cleanly
+    when the time runs out, their build resumable) and compiling its code count against
+    it. ``cancel``, once set from another thread, stops the search within a tenth of a
+    second as the time limit does. The time reported (``seconds``) is the search's own:
+    not the build's, nor numba's compiling (:mod:`puzzlespace.compiled`).
 
     Raises
     ------
@@ -292,6 +320,7 @@ def solve(
         For an unknown method, or a heuristic the puzzle does not have.
     """
     q, p = search_weight(weight, anytime, plan.method if plan else method)
+    deadline = None if time_limit is None else time.monotonic() + time_limit
     try:
         verdict = puzzle.check(start)
     except Undecided:
@@ -299,20 +328,83 @@ def solve(
     if verdict is not None and not verdict.solvable:
         raise Unsolvable(verdict)
     if plan is None:
-        plan = plan_solving(puzzle, method, heuristic, table, problem)
+        plan = plan_solving(puzzle, method, heuristic, table, problem, bounded=anytime or p != q)
+    if plan.method in ("ida", "fast") and plan.problem is None:  # its tables' build counts against the time limit
+        with watch_compiles(plan):
+            plan = plan.ready(deadline=deadline, **pdb_options)
+    with watch_compiles(plan) as compiles:
+        _load_code(plan, start)
+        t0, before = time.perf_counter(), compiles.seconds
+        try:
+            moves, nodes, lower, path = _search(plan, start, _left(deadline), progress, weight, anytime, cancel)
+        except SearchStopped as exc:
+            exc.seconds = max(0.0, exc.seconds - (compiles.seconds - before))
+            raise
+        seconds = max(0.0, time.perf_counter() - t0 - (compiles.seconds - before))
     method = plan.method
-    used = plan.heuristic.name if plan.heuristic else ""
+    return Solution(puzzle, start, moves, path, method, nodes, seconds, notations=puzzle.move_notations(path, moves),
+                    heuristic=plan.heuristic.name if plan.heuristic else "",
+                    lower_bound=None if lower == len(moves) else lower,
+                    weight=None if method == "fast" else Fraction(p, q), anytime=anytime and method == "ida")
+
+
+def _left(deadline: float | None) -> float | None:
+    """Seconds until ``deadline`` (``time.monotonic()``), at least 0; None without one."""
+    return None if deadline is None else max(0.0, deadline - time.monotonic())
+
+
+def watch_compiles(plan: Plan):
+    """:func:`puzzlespace.compiled.watch` for the search ``plan`` runs, or a block that
+    watches nothing where it runs no compiled code (a plain search of a small space,
+    which so loads no numba)."""
+    from contextlib import nullcontext
+
+    from .compiled import Compiles, watch
+
+    if plan.method in ("bfs", "bibfs") and is_small(plan.puzzle):
+        return nullcontext(Compiles(""))
+    return watch(f"the {plan.puzzle.spec} search")
+
+
+def _load_code(plan: Plan, start: State) -> None:
+    """Load the compiled code of ``plan``'s search (from numba's cache; compiled the first
+    time) before the search starts its clock: loading takes a process a tenth of a second
+    or more that is not the search's."""
+    if plan.method == "ida":
+        from .search.ida import load_pass
+
+        load_pass(plan.problem, start)
+    elif plan.method in ("bfs", "bibfs") and not is_small(plan.puzzle):
+        from .search.rank_bfs import load, state_index_of
+
+        index = state_index_of(plan.puzzle)
+        if index is not None:
+            load(index)
+
+
+def _breadth_first(puzzle: Puzzle, method: str):
+    """The search ``method`` (``bfs`` or ``bibfs``) runs on ``puzzle``: compiled over the
+    ranks of its state index past :data:`SMALL_SPACE` positions where it has one, else over
+    positions (on a small space that answers sooner than compiled code loads)."""
+    if not is_small(puzzle):
+        from .search.rank_bfs import rank_bfs, state_index_of
+
+        if state_index_of(puzzle) is not None:
+            return partial(rank_bfs, bidirectional=method == "bibfs")
+    return bfs_search.bfs if method == "bfs" else bfs_search.bidirectional_bfs
+
+
+def _search(plan: Plan, start: State, time_limit, progress, weight, anytime: bool, cancel):
+    """Run ``plan``'s method from ``start`` (ready: IDA*'s problem built): the moves, the
+    nodes generated, the lower bound proven (None: the moves are optimal) and the path,
+    replayed and checked."""
+    puzzle, method = plan.puzzle, plan.method
     t0 = time.perf_counter()
     if method == "table":
         from .search.bfs import PathResult
 
         found = PathResult(plan.table.descend(start), 0)
     elif method in ("ida", "fast"):
-        if plan.problem is None:  # building its tables counts against the time limit too
-            plan = plan.ready(deadline=None if time_limit is None else t0 + time_limit, **pdb_options)
-            if time_limit is not None:
-                time_limit = max(0.0, time_limit - (time.perf_counter() - t0))
-            t0 = time.perf_counter()
         from .search.ida import IDAResult, anytime_ida, ida_star
 
         if method == "fast":
@@ -323,8 +415,7 @@ def solve(
             found = ida_star(plan.problem, start, time_limit=time_limit, progress=progress, weight=weight,
                              cancel=cancel)
     else:
-        run = bfs_search.bfs if method == "bfs" else bfs_search.bidirectional_bfs
-        found = run(puzzle, start, puzzle.goal, time_limit=time_limit, cancel=cancel)
+        found = _breadth_first(puzzle, method)(puzzle, start, puzzle.goal, time_limit=time_limit, cancel=cancel)
     if found is None:
         raise Unsolvable(_exhausted())
     moves, nodes = found.moves, found.nodes
@@ -344,13 +435,10 @@ def solve(
             candidates.append(suffixed)  # the family's shortening may gain more from either
     if lower is not None and lower < len(moves):
         moves = min((puzzle.shorten(start, c) for c in candidates), key=len)
-    seconds = time.perf_counter() - t0
     path = found_path if found_path is not None and moves == candidates[0] else puzzle.replay(start, moves)
     if path[-1] != puzzle.goal:
         raise AssertionError(f"internal error: the {method} solution does not reach the goal")
-    return Solution(puzzle, start, moves, path, method, nodes, seconds, notations=puzzle.move_notations(path, moves),
-                    heuristic=used, lower_bound=None if lower == len(moves) else lower,
-                    weight=None if method == "fast" else Fraction(p, q), anytime=anytime and method == "ida")
+    return moves, nodes, lower if lower is not None else len(moves), path
 
 
 def _exhausted() -> Verdict:

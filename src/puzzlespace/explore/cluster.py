@@ -274,7 +274,7 @@ def explore_distributed(
                 tablebase = lambda: (store.load("tb", s.k, s.hi - s.lo) for s in segs)  # noqa: E731
     finally:
         run.release()
-    return result_of(puzzle, index, counts, found, found_total, antipode_limit, before + time.perf_counter() - t0,
+    return result_of(puzzle, index, counts, found, found_total, antipode_limit, (time.perf_counter() - t0, before),
                      max(peak_rss(), run.peak_memory), run.threads, tablebase, resume)
 
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import functools
 import os
-import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +31,7 @@ import numba as nb
 import numpy as np
 from numba.core import types
 
+from ..compiled import cfunc, watch
 from ..errors import PuzzleError
 from ..contracts import FrontierSpace, PuzzleRules as Puzzle, State
 from . import checkpoint
@@ -53,6 +53,8 @@ class ExploreResult:
     """What a complete exploration found.
 
     ``depth_counts[d]`` is the number of positions exactly ``d`` moves from the goal;
+    ``seconds`` the time of this run (numba's compiling left out), ``earlier_seconds``
+    that of the runs before it whose checkpoint it resumed;
     ``antipodes`` the first ``antipode_limit`` positions at ``max_depth`` (by rank),
     ``antipode_count`` all of them. ``table``: the depth-mod-3 table (3: unreached), when
     asked for: an array, or (from an exploration out of core) a function that gives its
@@ -74,6 +76,7 @@ class ExploreResult:
     threads: int
     table: np.ndarray | Callable[[], Iterator[np.ndarray]] | None = field(default=None, repr=False)
     search_table: np.ndarray | None = field(default=None, repr=False)
+    earlier_seconds: float = 0.0
 
     def _repr_html_(self) -> str:
         """In a notebook: the summary and the positions per depth on a log axis (where the
@@ -98,6 +101,7 @@ class ExploreResult:
             "antipode_count": self.antipode_count,
             "antipodes": [list(s) for s in self.antipodes],
             "seconds": round(self.seconds, 3),
+            "earlier_seconds": round(self.earlier_seconds, 3),
             "peak_memory_bytes": self.peak_memory_bytes,
             "scheme": self.scheme,
             "rank_space": self.rank_space,
@@ -180,7 +184,7 @@ def _compiled_kernel(function, data_type, cache: bool):
     vector = types.Array(types.int64, 1, "C")
     signature = types.int64(types.Array(types.uint8, 1, "C"), types.int64, vector, types.int64, vector, types.int64,
                             data_type)
-    kernel = nb.cfunc(signature, cache=cache, nopython=True)(function)
+    kernel = cfunc(signature, function, cache)
     kernel._numba_type_ = nb.typeof(kernel)  # the engine passes it on every call: type it once
     return kernel
 
@@ -394,65 +398,65 @@ def explore(
     A checkpoint that cannot be written (a full disk, an I/O error) ends the run with a
     PuzzleError that says which layer's checkpoint is intact.
     """
-    t0 = time.perf_counter()
-    index = puzzle.state_index()
-    threads = threads or os.cpu_count() or 1
-    out = Path(out_dir) if out_dir is not None else None
-    check_resources(plan(index, threads, out is not None, 2 if keep_table else 1), max_memory, out, resume)
-    goal = list(puzzle.goal)
-    size = index.size
-    if resume:
-        if out is None:
-            raise PuzzleError(checkpoint.RESUME_NEEDS_OUT)
-        manifest, table, tablebase = checkpoint.load(out, puzzle.identity, goal, index.scheme, size, keep_table)
-        depth, counts, done_before = manifest.depth, list(manifest.depth_counts), manifest.seconds
-    else:
-        if out is not None and not force:
-            refuse_to_replace_checkpoint(out, puzzle.identity, goal)
-        table = new_table(size)
-        tablebase = new_table(size) if keep_table else None
-        g = index.rank(puzzle.goal)
-        set2(table, g, layer_value(0))
-        if tablebase is not None:
-            set2(tablebase, g, 0)
-        depth, counts, done_before = 0, [1], 0.0
-        if out is not None:
-            _save(out, puzzle, goal, index, depth, counts, table, tablebase, done_before)
-    base = [sum(counts)]
-    report = (lambda d, done, total, new: progress(d, done, total, base[0] + new)) if progress else None
+    with watch(f"the exploration of {puzzle.spec}", "exploration") as compiles:
+        index = puzzle.state_index()
+        threads = threads or os.cpu_count() or 1
+        out = Path(out_dir) if out_dir is not None else None
+        check_resources(plan(index, threads, out is not None, 2 if keep_table else 1), max_memory, out, resume)
+        goal = list(puzzle.goal)
+        size = index.size
+        if resume:
+            if out is None:
+                raise PuzzleError(checkpoint.RESUME_NEEDS_OUT)
+            manifest, table, tablebase = checkpoint.load(out, puzzle.identity, goal, index.scheme, size, keep_table)
+            depth, counts, done_before = manifest.depth, list(manifest.depth_counts), manifest.seconds
+        else:
+            if out is not None and not force:
+                refuse_to_replace_checkpoint(out, puzzle.identity, goal)
+            table = new_table(size)
+            tablebase = new_table(size) if keep_table else None
+            g = index.rank(puzzle.goal)
+            set2(table, g, layer_value(0))
+            if tablebase is not None:
+                set2(tablebase, g, 0)
+            depth, counts, done_before = 0, [1], 0.0
+            if out is not None:
+                _save(out, puzzle, goal, index, depth, counts, table, tablebase, done_before)
+        base = [sum(counts)]
+        report = (lambda d, done, total, new: progress(d, done, total, base[0] + new)) if progress else None
 
-    def record(d: int, table: np.ndarray) -> None:
-        if tablebase is not None:
-            copy_layer(table, 0, size, layer_value(d), tablebase, d % 3)
+        def record(d: int, table: np.ndarray) -> None:
+            if tablebase is not None:
+                copy_layer(table, 0, size, layer_value(d), tablebase, d % 3)
 
-    blocks = new_blocks(size)
-    if resume:
-        blocks[:] = 1
-    else:
-        blocks[g >> BLOCK_BITS] = 1
-    layers = run_layers(index, table, depth, threads, report, on_layer=record, blocks=blocks)
-    while stop_at_depth is None or depth < stop_at_depth:
-        added = next(layers, 0)
-        if added == 0:
-            break
-        depth += 1
-        counts.append(added)
-        base[0] += added
-        if out is not None:
-            _save(out, puzzle, goal, index, depth, counts, table, tablebase,
-                  done_before + time.perf_counter() - t0)
-    layers.close()
-    if stop_at_depth is None or depth < stop_at_depth:
-        check_all_reached(puzzle, counts, resume)
-    found = np.empty(max(antipode_limit, 0), dtype=np.int64)
-    written, total = collect_layer(table, 0, size, layer_value(depth), found)
-    antipodes = [index.unrank(int(i)) for i in found[:written]]
-    return ExploreResult(
-        puzzle=puzzle.spec, goal=puzzle.goal, states=sum(counts), max_depth=depth, depth_counts=counts,
-        antipode_count=int(total), antipodes=antipodes, seconds=done_before + time.perf_counter() - t0,
-        peak_memory_bytes=peak_rss(), scheme=index.scheme, rank_space=size, threads=threads,
-        table=tablebase, search_table=table if stop_at_depth is not None else None,
-    )
+        blocks = new_blocks(size)
+        if resume:
+            blocks[:] = 1
+        else:
+            blocks[g >> BLOCK_BITS] = 1
+        layers = run_layers(index, table, depth, threads, report, on_layer=record, blocks=blocks)
+        while stop_at_depth is None or depth < stop_at_depth:
+            added = next(layers, 0)
+            if added == 0:
+                break
+            depth += 1
+            counts.append(added)
+            base[0] += added
+            if out is not None:
+                _save(out, puzzle, goal, index, depth, counts, table, tablebase,
+                      done_before + compiles.elapsed())
+        layers.close()
+        if stop_at_depth is None or depth < stop_at_depth:
+            check_all_reached(puzzle, counts, resume)
+        found = np.empty(max(antipode_limit, 0), dtype=np.int64)
+        written, total = collect_layer(table, 0, size, layer_value(depth), found)
+        antipodes = [index.unrank(int(i)) for i in found[:written]]
+        return ExploreResult(
+            puzzle=puzzle.spec, goal=puzzle.goal, states=sum(counts), max_depth=depth, depth_counts=counts,
+            antipode_count=int(total), antipodes=antipodes, seconds=compiles.elapsed(), earlier_seconds=done_before,
+            peak_memory_bytes=peak_rss(), scheme=index.scheme, rank_space=size, threads=threads,
+            table=tablebase, search_table=table if stop_at_depth is not None else None,
+        )
 
 
 def check_all_reached(puzzle: Puzzle, counts: list[int], resumed: bool = False) -> None:

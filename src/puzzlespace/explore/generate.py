@@ -67,6 +67,7 @@ def random_at_depth(puzzle: Puzzle, depth: int, count: int, rng: np.random.Gener
             return _distinct(draw, count)
     from .engine import explore
 
+    _check_enumerable(puzzle, threads)
     layer = explore(puzzle, threads=threads, antipode_limit=0, stop_at_depth=depth)
     if layer.max_depth < depth:
         raise PuzzleError(f"no position is {depth} moves from the goal (God's number is {layer.max_depth})")
@@ -86,8 +87,21 @@ def random_at_depth(puzzle: Puzzle, depth: int, count: int, rng: np.random.Gener
     return [states[i] for i in order]
 
 
-
 def _check_layer(total: int, count: int, depth: int) -> None:
     if count > total:
         raise PuzzleError(f"only {total:,} position{'s are' if total != 1 else ' is'} exactly {depth} moves from the "
                           f"goal; ask for --count {total:,} or fewer")
+
+
+def _check_enumerable(puzzle: Puzzle, threads: int | None) -> None:
+    """PuzzleError, in a generator's terms, unless the layers up to a depth fit memory to be enumerated."""
+    import os
+
+    from ..resources import available_memory, human
+    from .engine import plan
+
+    need = plan(puzzle.state_index(), threads or os.cpu_count() or 1, False).memory
+    if need > available_memory():
+        raise PuzzleError(f"drawing at an exact depth without a tablebase enumerates the layers up to it, which for "
+                          f"{puzzle.spec} takes about {human(need)} of memory ({human(available_memory())} available); "
+                          "draw without --depth, or on a puzzle that fits")

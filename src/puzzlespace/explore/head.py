@@ -5,15 +5,19 @@ segment for each layer of a handful of states (on a cluster, each pass costs a h
 between workers whatever its size).
 
 Memory: 8 bytes a state reached (at most :func:`head_budget` states: 1 MiB), and while a
-layer is expanded 8 bytes a neighbour listed, repeats included (at most the layer's
-states times the kernel's ``max_degree``), twice while they are sorted.
+layer is expanded 8 bytes a new state and, per batch of :data:`~puzzlespace.explore.engine.RANK_BATCH`
+states, 8 bytes a neighbour listed (repeats included), twice while they are sorted.
+:func:`next_layer` is the step of any such search (the compiled bidirectional BFS's too,
+:mod:`puzzlespace.search.rank_bfs`).
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Callable
 
+import numba as nb
 import numpy as np
 
 from ..contracts import FrontierSpace
@@ -61,18 +65,14 @@ class Head:
 
 def first_layers(space: FrontierSpace, root: int, budget: int, starts: np.ndarray) -> Head:
     """The layers from rank ``root`` while they hold at most ``budget`` states in all
-    (layer 0, the root alone, always); the segments start at rank 0 and at ``starts``
-    (increasing). Moves are reversible, so the neighbours of layer ``d`` are in layers
-    ``d - 1``, ``d`` and ``d + 1``."""
+    (layer 0, the root alone, always), each made by :func:`next_layer`; the segments
+    start at rank 0 and at ``starts`` (increasing)."""
     layers, crossing, seconds = [np.array([root], dtype=np.int64)], [], []
     before, reached = np.empty(0, dtype=np.int64), 1
     kernel = kernel_of(space)
     while len(layers[-1]):
         t0, frontier = time.perf_counter(), layers[-1]
-        marks, crossed = _neighbours(space, kernel, frontier, starts)
-        marks.sort()
-        found = marks[np.concatenate(([True], marks[1:] != marks[:-1]))] if len(marks) else marks
-        following = found[~(_among(found, frontier) | _among(found, before))]
+        following, _, crossed = next_layer(space, kernel, frontier, before, starts)
         if reached + len(following) > budget:
             break
         layers.append(following)
@@ -82,29 +82,79 @@ def first_layers(space: FrontierSpace, root: int, budget: int, starts: np.ndarra
     return Head(layers, crossing, seconds)
 
 
-def _among(ranks: np.ndarray, sorted_ranks: np.ndarray) -> np.ndarray:
+#: Segment starts past rank 0 of a search in one segment.
+NO_STARTS = np.empty(0, dtype=np.int64)
+
+
+def next_layer(space: FrontierSpace, kernel: tuple, frontier: np.ndarray, before: np.ndarray,
+               starts: np.ndarray = NO_STARTS, after_batch: Callable[[int], None] | None = None,
+               seen: np.ndarray | None = None) -> tuple[np.ndarray, int, int]:
+    """Layer ``d + 1`` of a breadth-first search, increasing: the neighbours of ``frontier``
+    (layer ``d``, increasing; ``kernel`` is :func:`~puzzlespace.explore.engine.kernel_of`
+    ``space``) in neither it nor ``before`` (layer ``d - 1``). Moves are reversible, so
+    every other neighbour lies in those two layers. With ``seen``, a bit per rank
+    (uint8, rank ``r`` at bit ``r % 8`` of byte ``r // 8``) set for every state reached,
+    new states are told by their clear bits instead, and their bits set.
+
+    Also returns the neighbours listed (repeats included) and how many of them lie outside
+    their state's segment (segments start at rank 0 and at ``starts``, increasing). The
+    frontier goes to the kernel :data:`~puzzlespace.explore.engine.RANK_BATCH` states at a
+    time, each batch within one segment; only each batch's new states are kept.
+    ``after_batch(neighbours listed so far)`` follows each batch (to stop by raising).
+    """
+    out = np.empty(min(len(frontier), RANK_BATCH) * kernel[2] + 1, dtype=np.int64)
+    parts, listed, crossed = [], 0, 0
+    edges = np.concatenate(([0], starts, [np.iinfo(np.int64).max]))  # segment k: [edges[k], edges[k + 1])
+    bounds = np.searchsorted(frontier, edges)
+    for k in range(len(edges) - 1):
+        for at in range(bounds[k], bounds[k + 1], RANK_BATCH):
+            marks = neighbours(space, kernel, frontier[at:min(at + RANK_BATCH, bounds[k + 1])], out)
+            listed += len(marks)
+            crossed += int(np.count_nonzero((marks < edges[k]) | (marks >= edges[k + 1])))
+            if seen is None:
+                found = np.unique(marks)
+                parts.append(found[~(among(found, frontier) | among(found, before))])
+            else:
+                parts.append(marks[:claim(marks, seen)].copy())
+            if after_batch:
+                after_batch(listed)
+    if not parts:
+        return np.empty(0, dtype=np.int64), listed, crossed
+    if seen is not None:  # each state claimed once
+        return np.sort(np.concatenate(parts)), listed, crossed
+    return parts[0] if len(parts) == 1 else np.unique(np.concatenate(parts)), listed, crossed
+
+
+@nb.njit(cache=True, nogil=True)
+def claim(marks, seen):
+    """Set the bits of ``marks`` in ``seen`` (see :func:`next_layer`), moving each whose bit
+    was clear to the front of ``marks``, once; return how many there are."""
+    count = 0
+    for i in range(marks.shape[0]):
+        r = marks[i]
+        bit = np.uint8(1 << (r & 7))
+        if seen[r >> 3] & bit == 0:
+            seen[r >> 3] |= bit
+            marks[count] = r
+            count += 1
+    return count
+
+
+def among(ranks: np.ndarray, sorted_ranks: np.ndarray) -> np.ndarray:
     """Whether each of ``ranks`` is in ``sorted_ranks`` (increasing)."""
     if not len(sorted_ranks):
         return np.zeros(len(ranks), dtype=bool)
     return sorted_ranks[np.minimum(np.searchsorted(sorted_ranks, ranks), len(sorted_ranks) - 1)] == ranks
 
 
-def _neighbours(space: FrontierSpace, kernel: tuple, ranks: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, int]:
-    """Every neighbour of the states ``ranks`` (increasing), with repeats, and how many of
-    those the kernel lists land outside their state's segment (the rank steps never do:
-    segments start at multiples of the steps' chunks)."""
-    out = np.empty(min(len(ranks), RANK_BATCH) * kernel[2] + 1, dtype=np.int64)
-    parts, crossed = [], 0
-    edges = np.concatenate(([0], starts, [np.iinfo(np.int64).max]))  # segment k: [edges[k], edges[k + 1])
-    bounds = np.searchsorted(ranks, edges)
-    for k in range(len(edges) - 1):  # a batch at a time, each within one segment
-        for at in range(bounds[k], bounds[k + 1], RANK_BATCH):
-            marks = out[:expand_ranks(kernel, ranks[at:min(at + RANK_BATCH, bounds[k + 1])], out)]
-            crossed += int(np.count_nonzero((marks < edges[k]) | (marks >= edges[k + 1])))
-            parts.append(marks.copy())
-    if space.rank_steps is not None:
-        parts += _stepped(space.rank_steps, ranks)
-    return np.concatenate(parts) if parts else np.empty(0, dtype=np.int64), crossed
+def neighbours(space: FrontierSpace, kernel: tuple, ranks: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """Every neighbour of the states ``ranks`` (increasing), with repeats: those the kernel
+    lists into ``out`` (room for ``len(ranks) * max_degree + 1``), then the rank steps'
+    (which never cross a segment's start: segments start at multiples of the steps' chunks)."""
+    marks = out[:expand_ranks(kernel, ranks, out)]
+    if space.rank_steps is None:
+        return marks
+    return np.concatenate([marks, *_stepped(space.rank_steps, ranks)])
 
 
 def _stepped(steps: tuple[np.ndarray, np.ndarray], ranks: np.ndarray) -> list[np.ndarray]:

@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import errno
 import os
-import time
 import zlib
 from contextlib import contextmanager
 from concurrent.futures import ThreadPoolExecutor
@@ -53,6 +52,7 @@ from ..bits import (BLOCK_BITS, CLOSED, MERGE_PREFETCH, close_and_step, close_la
                     first_in_layer, layer_value, mark_state, merge_marks, new_blocks, new_table, prefetch, set2,
                     table_bytes, value_counts)
 from ..contracts import PuzzleRules as Puzzle
+from ..compiled import watch
 from ..datafile import not_for
 from ..errors import PuzzleError
 from ..resources import current_rss, human, peak_rss
@@ -580,71 +580,72 @@ def explore_segmented(
     goal alone) in this process, as arrays of ranks, and seeds the segments with them
     (:mod:`~puzzlespace.explore.head`).
     """
-    t0 = time.perf_counter()
-    index = puzzle.state_index()
-    threads = threads or os.cpu_count() or 1
-    out = Path(out_dir) if out_dir is not None else None
-    if marks not in MARKS:
-        raise PuzzleError(f"marks are kept {' or '.join(MARKS)}, not {marks!r}")
-    store = SegmentStore(out, keep_table) if marks == "packed" else BitmapStore(out, keep_table, index.size)
-    segs, identity, (depth, counts, before) = prepare(puzzle, index, segments, out, resume, store, force, marks)
-    starts = segment_starts(segs)
-    if not resume:
-        start = run_head(index, index.rank(puzzle.goal), starts, head)
-        counts = start.counts
-        with file_errors(out, lambda: depth, marks):  # no layer is saved until the seeded tables are
-            store.begin(0)
-            for s in segs:
-                seed_tables(s, start.within(s.lo, s.hi), store, keep_table)
-            if out is not None:
-                store.commit(start.depth - 1, dict(identity, depth=start.depth - 1, depth_counts=counts,
-                                                   seconds=time.perf_counter() - t0, version=__version__))
-        depth = start.depth
-        if progress:
-            for d in range(depth):
-                progress(d, len(segs), len(segs), sum(counts[:d + 1]))
-    kernel = kernel_of(index)
-    buffers = new_buffers(index, threads)
-    with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="puzzlespace-segments") as pool, \
-            file_errors(out, lambda: depth, marks):
-        if resume:
-            check_resumed(out, counts, store.sizes, store.carried,
-                          {s.k: resumed_values(s, store, keep_table) for s in segs})
-        while True:
-            store.begin(depth)
-            layer, found, found_total = 0, [], 0
-            for s in segs:
-                n, kept, total = visit(s, depth, index, kernel, store, keep_table, pool, buffers, starts,
-                                       antipode_limit - len(found))
-                layer += n
-                found += kept
-                found_total += total
-                if progress:
-                    progress(depth, s.k + 1, len(segs), sum(counts) + layer)
-            if layer == 0:  # the layer before was the last: its states, kept as it was closed, are the antipodes
-                break
-            counts.append(layer)
-            store.commit(depth, dict(identity, depth=depth, depth_counts=counts,
-                                     seconds=before + time.perf_counter() - t0, version=__version__))
-            depth += 1
-    store.discard()
-    parts = lambda: (store.load("tb", s.k, s.hi - s.lo) for s in segs)  # noqa: E731
-    tablebase = None if not keep_table else parts if out is not None else np.concatenate(list(parts()))
-    return result_of(puzzle, index, counts, found, found_total, antipode_limit, before + time.perf_counter() - t0,
-                     peak_rss(), threads, tablebase, resume)
+    with watch(f"the exploration of {puzzle.spec}", "exploration") as compiles:
+        index = puzzle.state_index()
+        threads = threads or os.cpu_count() or 1
+        out = Path(out_dir) if out_dir is not None else None
+        if marks not in MARKS:
+            raise PuzzleError(f"marks are kept {' or '.join(MARKS)}, not {marks!r}")
+        store = SegmentStore(out, keep_table) if marks == "packed" else BitmapStore(out, keep_table, index.size)
+        segs, identity, (depth, counts, before) = prepare(puzzle, index, segments, out, resume, store, force, marks)
+        starts = segment_starts(segs)
+        if not resume:
+            start = run_head(index, index.rank(puzzle.goal), starts, head)
+            counts = start.counts
+            with file_errors(out, lambda: depth, marks):  # no layer is saved until the seeded tables are
+                store.begin(0)
+                for s in segs:
+                    seed_tables(s, start.within(s.lo, s.hi), store, keep_table)
+                if out is not None:
+                    store.commit(start.depth - 1, dict(identity, depth=start.depth - 1, depth_counts=counts,
+                                                       seconds=compiles.elapsed(), version=__version__))
+            depth = start.depth
+            if progress:
+                for d in range(depth):
+                    progress(d, len(segs), len(segs), sum(counts[:d + 1]))
+        kernel = kernel_of(index)
+        buffers = new_buffers(index, threads)
+        with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="puzzlespace-segments") as pool, \
+                file_errors(out, lambda: depth, marks):
+            if resume:
+                check_resumed(out, counts, store.sizes, store.carried,
+                              {s.k: resumed_values(s, store, keep_table) for s in segs})
+            while True:
+                store.begin(depth)
+                layer, found, found_total = 0, [], 0
+                for s in segs:
+                    n, kept, total = visit(s, depth, index, kernel, store, keep_table, pool, buffers, starts,
+                                           antipode_limit - len(found))
+                    layer += n
+                    found += kept
+                    found_total += total
+                    if progress:
+                        progress(depth, s.k + 1, len(segs), sum(counts) + layer)
+                if layer == 0:  # the layer before was the last: its states, kept as it was closed, are the antipodes
+                    break
+                counts.append(layer)
+                store.commit(depth, dict(identity, depth=depth, depth_counts=counts,
+                                         seconds=before + compiles.elapsed(), version=__version__))
+                depth += 1
+        store.discard()
+        parts = lambda: (store.load("tb", s.k, s.hi - s.lo) for s in segs)  # noqa: E731
+        tablebase = None if not keep_table else parts if out is not None else np.concatenate(list(parts()))
+        return result_of(puzzle, index, counts, found, found_total, antipode_limit, (compiles.elapsed(), before),
+                         peak_rss(), threads, tablebase, resume)
 
 
 def result_of(puzzle: Puzzle, index, counts: list[int], found: list[int], found_total: int, antipode_limit: int,
-              seconds: float, peak_memory: int, threads: int, tablebase, resumed: bool) -> ExploreResult:
+              seconds: tuple[float, float], peak_memory: int, threads: int, tablebase, resumed: bool) -> ExploreResult:
     """The result of a run by segments (``resumed`` or not, see
     :func:`~puzzlespace.explore.engine.check_all_reached`) whose last layer was
-    ``len(counts) - 1``, with the ranks ``found`` of its first antipodes."""
+    ``len(counts) - 1``, with the ranks ``found`` of its first antipodes; ``seconds``:
+    this run's and the earlier runs' whose checkpoint it resumed."""
     check_all_reached(puzzle, counts, resumed)
     return ExploreResult(
         puzzle=puzzle.spec, goal=puzzle.goal, states=sum(counts), max_depth=len(counts) - 1, depth_counts=counts,
         antipode_count=int(found_total), antipodes=[index.unrank(int(r)) for r in found[:max(antipode_limit, 0)]],
-        seconds=seconds, peak_memory_bytes=peak_memory, scheme=index.scheme, rank_space=index.size, threads=threads,
-        table=tablebase,
+        seconds=seconds[0], earlier_seconds=seconds[1], peak_memory_bytes=peak_memory, scheme=index.scheme,
+        rank_space=index.size, threads=threads, table=tablebase,
     )
 
 

@@ -1,14 +1,20 @@
 """Puzzle families. Each knows its rules; see :class:`~puzzlespace.families.base.Puzzle`.
 
-Importing this package registers the built-in families (see :mod:`puzzlespace.registry`),
-in the order help and error messages list them.
+The built-in families register themselves as their modules are imported, which
+:func:`puzzlespace.registry.families` does (in the order help and error messages list
+them); the names below are loaded on first use, so that the contracts in
+:mod:`~puzzlespace.families.base` cost no family's imports.
 """
 
-from .base import Position, Puzzle, State, Verdict
-from .sliding import SlidingPuzzle  # isort: skip  (registration order)
-from .jump import JumpPuzzle  # isort: skip
-from .graph import GraphPuzzle  # isort: skip
-from .flip import FlipPuzzle  # isort: skip
-from .tokens import TokenPuzzle
+from ..lazy import lazy_exports
 
-__all__ = ["Position", "Puzzle", "State", "Verdict", "FlipPuzzle", "GraphPuzzle", "JumpPuzzle", "SlidingPuzzle", "TokenPuzzle"]
+#: The built-in families' modules, in the order they register.
+BUILT_IN = ("sliding", "jump", "graph", "flip")
+
+_EXPORTS = {"Position": "base", "Puzzle": "base", "State": "base", "Verdict": "base", "FlipPuzzle": "flip",
+            "GraphPuzzle": "graph", "JumpPuzzle": "jump", "SlidingPuzzle": "sliding", "TokenPuzzle": "tokens"}
+
+__all__ = list(_EXPORTS)
+
+
+__getattr__ = lazy_exports(__name__, _EXPORTS, globals())

@@ -84,6 +84,27 @@ class Puzzle(ABC):
         ``state``; by default not at all."""
         return ()
 
+    #: How a player makes a move on the board a page draws (the spot a ``"move"`` mark
+    #: starts at, or the move's :meth:`move_handle`), in a sentence.
+    how_to_move = "Click a move's button to make it."
+
+    def say_move(self, state: State, move: int) -> str:
+        """``move`` (legal in ``state``) in words, in the terms of :attr:`how_to_move`; by
+        default its primary notation."""
+        notes = self.move_notations([state, self.apply(state, move)], [move])
+        return str(next(iter(notes.values()))[0])
+
+    def move_way(self, state: State, move: int) -> str | None:
+        """The way on the figure (``up``, ``down``, ``left`` or ``right``) the piece that
+        ``move`` (legal in ``state``) moves goes, where it goes straight; by default None."""
+        return None
+
+    def move_handle(self, state: State, move: int) -> Spot | None:
+        """A place off the figure's spots that stands for ``move`` (legal in ``state``), for a
+        page to draw and make the move when it is clicked, where no spot starts the move (it
+        has no ``"move"`` mark); by default None."""
+        return None
+
     # ----- rules ------------------------------------------------------------------------
     @property
     def identity(self) -> str:
@@ -134,7 +155,7 @@ class Puzzle(ABC):
     def search_problem(self, heuristic: str = "walking", deadline: float | None = None):
         """Arrays for compiled heuristic search with a classic bound (:mod:`puzzlespace.search.ida`), or None.
 
-        A build estimated to end after ``deadline`` (``time.perf_counter()`` seconds) is refused
+        A build estimated to end after ``deadline`` (``time.monotonic()`` seconds) is refused
         with SearchStopped."""
         return None
 
@@ -152,6 +173,12 @@ class Puzzle(ABC):
     def default_heuristic(self) -> str | None:
         """The heuristic IDA* uses by default (``pdb:...`` or a classic bound), None without search."""
         return None
+
+    def pattern_order(self) -> list[int]:
+        """The nodes in the order ``pdb:SIZES`` groups take tiles by goal node; PuzzleError
+        in a family without tiles."""
+        raise PuzzleError(f"{self.spec} has no tiles to group into pattern databases (pdb:...); "
+                          f"its heuristic is {self.default_heuristic()}")
 
     # ----- shared behaviour -------------------------------------------------------------
     def successors(self, state: State) -> Iterator[tuple[int, State]]:

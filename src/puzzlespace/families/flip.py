@@ -21,6 +21,7 @@ against exhaustive search on every small board and many goals).
 from __future__ import annotations
 
 import re
+from functools import cached_property
 from typing import Sequence
 
 from ..drawing import Figure, Mark, Spot
@@ -29,6 +30,8 @@ from ..positions import board_size, split_rows
 from .base import Family, Puzzle, State, Verdict, register_family
 
 MAX_CELLS = 400
+#: The bound of flip puzzles' IDA* (:mod:`~puzzlespace.families.flip_search`), as ``--heuristic`` names it.
+ORBIT_BOUND = "orbits"
 _SYMBOLS = {"W": 1, "B": 0, "1": 1, "0": 0}
 
 
@@ -108,6 +111,19 @@ class FlipPuzzle(Puzzle):
         """An outline round the line turned over."""
         return () if move is None else (Mark("line", tuple(self.lines[move])),)
 
+    how_to_move = ("Click a row's handle (r0, r1, ... on the left) or a column's (c0, c1, ... on top) to turn "
+                   "that line over: its cells reverse their order and each shows its other side.")
+
+    def move_handle(self, state: State, move: int) -> Spot:
+        """A round handle labelled with the move (``r0``, ``c2``): left of its row, above its column."""
+        row, column = (move, -1) if move < self.height else (-1, move - self.height)
+        return Spot(float(column), float(row), "circle", self.move_label(move), "empty")
+
+    def say_move(self, state: State, move: int) -> str:
+        """``turn over row 0 (r0)``: the line and its handle's label."""
+        line = f"row {move}" if move < self.height else f"column {move - self.height}"
+        return f"turn over {line} ({self.move_label(move)})"
+
     # ----- rules ------------------------------------------------------------------------
     def moves(self, state: State) -> Sequence[int]:
         return range(len(self.lines))
@@ -186,6 +202,27 @@ class FlipPuzzle(Puzzle):
         from .flip_index import FlipIndex
 
         return FlipIndex(self)
+
+    # ----- compiled search --------------------------------------------------------------
+    def default_heuristic(self) -> str:
+        """IDA* with the orbit bound (:mod:`~puzzlespace.families.flip_search`), on every board."""
+        return ORBIT_BOUND
+
+    def search_problem(self, heuristic: str = ORBIT_BOUND, deadline: float | None = None):
+        """IDA*'s problem with the orbit bound, its tables built once per puzzle object;
+        SearchStopped when the build is estimated to end after ``deadline``
+        (``time.monotonic()`` seconds)."""
+        if heuristic != ORBIT_BOUND:
+            raise PuzzleError(f"unknown heuristic {heuristic!r}: flip puzzles have {ORBIT_BOUND!r}")
+        if heuristic not in self._problems:
+            from .flip_search import FlipSearchProblem, orbit_groups
+
+            self._problems[heuristic] = FlipSearchProblem(self, orbit_groups(self), deadline)
+        return self._problems[heuristic]
+
+    @cached_property
+    def _problems(self) -> dict:
+        return {}
 
 
 register_family(Family("flip", "flip:WxH", lambda args: FlipPuzzle(*board_size(args, "flip"))))

@@ -9,6 +9,8 @@ orbit 0 the least significant. So the rank space is exactly the reachable set.
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import numba as nb
 import numpy as np
 
@@ -86,10 +88,16 @@ def expand_flip(table, base, ranks, count, out, written, data):
 
 
 class FlipIndex:
-    """Rank/unrank of a flip puzzle's reachable positions (see the module docstring)."""
+    """Rank/unrank of a flip puzzle's reachable positions (see the module docstring).
 
-    def __init__(self, puzzle):
-        orbits = puzzle.orbits
+    With ``orbits`` (numbers of orbits of ``puzzle.orbits``, all by default), the ranks
+    are the patterns of those orbits alone: the index of the puzzle's projection onto
+    them, a homomorphism since every move maps each orbit onto itself (a move that
+    touches none of them leaves a rank as it is). ``rank`` reads their cells alone.
+    """
+
+    def __init__(self, puzzle, orbits: Sequence[int] | None = None):
+        orbits = puzzle.orbits if orbits is None else [puzzle.orbits[o] for o in orbits]
         self.n = puzzle.n_cells
         self.orbit_cells = np.zeros((len(orbits), 4), dtype=np.int64)
         self.orbit_len = np.array([len(o) for o in orbits], dtype=np.int64)

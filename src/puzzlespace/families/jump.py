@@ -48,6 +48,8 @@ class JumpPuzzle(TokenPuzzle):
         return "[" + " ".join(str(t).rjust(cell) if t else ".".rjust(cell) for t in state) + "]"
 
     figure_edges = False  # a move's arc shows the jump
+    how_to_move = ("Click a piece an allowed distance from the empty cell to move it there, "
+                   "over any pieces between.")
 
     def places(self) -> list[tuple[float, float]]:
         """The line: cell i at (i, 0)."""

@@ -80,6 +80,16 @@ class SlidingPuzzle(TokenPuzzle):
 
     figure_shape = "square"
     figure_edges = False
+    how_to_move = ("Click a tile next to the empty place to slide it there, or press the arrow key "
+                   "of the way it slides.")
+
+    def move_way(self, state: State, move: int) -> str:
+        """The way the tile goes: to the blank, the opposite of the blank's ``directions``."""
+        return {-self.width: "up", self.width: "down", -1: "left", 1: "right"}[state.index(0) - move]
+
+    def say_move(self, state: State, move: int) -> str:
+        """``slide 5 up``: the tile clicked and the way it goes."""
+        return f"slide {state[move]} {self.move_way(state, move)}"
 
     def places(self) -> list[tuple[float, float]]:
         """The grid: cell (row r, column c) at (c, r)."""

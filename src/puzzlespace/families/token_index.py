@@ -257,7 +257,7 @@ def _fill_changes(m, src, dst, fact, out):
             digits[x] += 1
 
 
-#: Most entries of one rank-change table (4 bytes each where the changes fit).
+#: Most entries of one rank-change table (8 bytes each).
 CHANGE_TABLE_LIMIT = 1 << 19
 #: Most Lehmer digits in the suffix (read per group from a table of at most 8! entries).
 SUFFIX_DIGITS = 8
@@ -326,9 +326,9 @@ def move_table(n, sptr, sadj, k, fact, limit=CHANGE_TABLE_LIMIT):
             assert qm * int(fact[length]) < 1 << 63 and cm * int(fact[length]) < 1 << 63
             rows.append([u, src, dst, low, top, qm, qs, c, cm, cs, at, cross])
     moves = np.array(rows or [[0] * 12], dtype=np.int64)
-    # a change moves only positions low.. of the sequence: |change| < (m - low)!
-    widest = max((int(fact[m - min(s, d)]) for s, d, _, _ in windows), default=0)
-    changes = np.zeros(max(offset, 1), dtype=np.int32 if widest < 2**31 else np.int64)
+    # 64 bits on every board, so that the kernel has one signature for every board (the
+    # changes of boards up to 13 nodes would fit 32)
+    changes = np.zeros(max(offset, 1), dtype=np.int64)
     for src, dst, at, size in windows:  # filled in place: no copy of the tables in memory
         _fill_changes(m, src, dst, fact, changes[at:at + size])
     return moves, changes

@@ -91,6 +91,11 @@ class TokenPuzzle(Puzzle):
     #: How nodes are drawn (see :mod:`puzzlespace.drawing`), and whether edges are.
     figure_shape = "circle"
     figure_edges = True
+    how_to_move = "Click a token joined to the empty place by an edge to move it there."
+
+    def say_move(self, state: State, move: int) -> str:
+        """``move 5``: the token clicked."""
+        return f"move {state[move]}"
 
     def places(self) -> list[tuple[float, float]]:
         """Where each node is drawn (board units, y down): evenly round a circle whose
@@ -135,7 +140,7 @@ class TokenPuzzle(Puzzle):
                 summary="every arrangement is reachable on this graph (Wilson's theorem)",
             )
         parity = permutation_parity(state, self.goal)
-        d = g.distance_matrix[state.index(0)][self.goal.index(0)]
+        d = g.distances_from(self.goal.index(0))[state.index(0)]
         ok = parity == d % 2
         moves = f"{d} move{'' if d == 1 else 's'}"
         summary = (f"the tiles are an {_parity_word(parity)} permutation of the goal "
@@ -286,7 +291,7 @@ class TokenPuzzle(Puzzle):
 
         ``manhattan``: the distance sum; ``linear-conflict``: plus the conflicts on the
         family's lines; ``walking``: the larger of that and the walking distance.
-        ``deadline`` (``time.perf_counter()`` seconds): refuse to start a build estimated to
+        ``deadline`` (``time.monotonic()`` seconds): refuse to start a build estimated to
         end after it (SearchStopped).
         """
         if heuristic not in self._problems:

@@ -30,6 +30,7 @@ from ..errors import PuzzleError, SearchStopped
 from .. import resources
 from ..resources import human
 from .space import MAX_NODES, PatternSpace
+from ..calibration import Estimate
 from .store import BuildCost, build_cost, cached_state, obtain, pdb_dir
 
 #: Largest total number of entries a default partition may have (about that many bytes).
@@ -103,7 +104,9 @@ class PatternPlan:
 
     ``build`` pairs each space to build with the reason; ``costs`` are their
     :class:`~puzzlespace.pdb.store.BuildCost`. ``memory`` counts the databases held
-    together for the search plus the largest build; ``disk`` every file and checkpoint.
+    together for the search plus the largest build; ``disk`` the files built, and
+    ``peak_disk`` that with the largest build's checkpoint besides (what the cache's disk
+    must have room for).
     """
 
     puzzle: object
@@ -116,8 +119,9 @@ class PatternPlan:
     cache_dir: str | Path | None = None
 
     @property
-    def seconds(self) -> float:
-        return sum(c.seconds for c in self.costs)
+    def estimate(self) -> Estimate:
+        """The builds' time on this machine (:mod:`puzzlespace.calibration`)."""
+        return sum((c.estimate for c in self.costs), Estimate(0.0, 0.0))
 
     @property
     def entries(self) -> int:
@@ -130,17 +134,28 @@ class PatternPlan:
 
     @property
     def disk(self) -> int:
-        return sum(c.disk for c in self.costs)
+        return sum(c.file for c in self.costs)
+
+    @property
+    def peak_disk(self) -> int:
+        return self.disk + max((c.checkpoint for c in self.costs), default=0)
 
     @property
     def peak_memory(self) -> int:
         """The process's peak while building: what it holds now plus :attr:`memory`."""
         return resources.current_rss() + self.memory
 
-    def check_fits(self, deadline: float | None, duration: str, build_first: str) -> None:
+    def describe(self) -> str:
+        """The builds and their cost, in a line."""
+        tables = f"{len(self.build)} of {len(self.spaces)} table{'s' if len(self.spaces) != 1 else ''} to build"
+        return (f"pattern databases {self.heuristic} for {self.puzzle.spec}: {tables}, {self.entries:,} entries: "
+                f"{self.estimate} on this machine, {human(self.peak_memory)} of memory, {human(self.disk)} of disk"
+                f" ({human(self.peak_disk)} while they build)")
+
+    def check_fits(self, deadline: float | None, build_first: str) -> None:
         """Refuse (PuzzleError) builds that would not fit the memory available or the cache's
-        disk, or not end before ``deadline`` (``time.monotonic()``); ``duration`` is the
-        estimate in words and ``build_first`` the command to run instead."""
+        disk, or not end before ``deadline`` (``time.monotonic()``) by the estimate;
+        ``build_first`` says how to build them instead."""
         if not self.build:
             return
         avail = resources.available_memory()
@@ -149,12 +164,12 @@ class PatternPlan:
                               f"{human(avail)} is available; free memory, choose smaller groups (e.g. the default "
                               f"heuristic), or build it on a larger machine ({build_first}) and copy the cache")
         free = resources.free_disk(pdb_dir(self.cache_dir))
-        if self.disk > free:
-            raise PuzzleError(f"building {self.heuristic} needs about {human(self.disk)} of disk but {human(free)} is "
-                              f"free in {str(pdb_dir(self.cache_dir))!r}; choose another --cache-dir (and build it "
+        if self.peak_disk > free:
+            raise PuzzleError(f"building {self.heuristic} needs about {human(self.peak_disk)} of disk but {human(free)} "
+                              f"is free in {str(pdb_dir(self.cache_dir))!r}; choose another --cache-dir (and build it "
                               f"first there: {build_first} --cache-dir DIR)")
-        if deadline is not None and self.seconds > deadline - time.monotonic():
-            raise PuzzleError(f"building {self.heuristic} takes {duration}, more than the time limit leaves "
+        if deadline is not None and self.estimate.seconds > deadline - time.monotonic():
+            raise PuzzleError(f"building {self.heuristic} takes {self.estimate}, more than the time limit leaves "
                               f"({max(0.0, deadline - time.monotonic()):.0f} s); build it first: {build_first}")
 
     def stop_at(self, deadline: float | None, resume: str) -> Callable[[], None] | None:
@@ -173,7 +188,8 @@ class PatternPlan:
 
 def pattern_plan(puzzle, heuristic: str, *, cache_dir: str | Path | None = None, threads: int | None = None,
                  rebuild: bool = False) -> PatternPlan:
-    """What :func:`pattern_problem` will read and build for ``heuristic`` (a ``pdb:`` name)."""
+    """What :func:`pattern_problem` will read and build for ``heuristic`` (a ``pdb:`` name),
+    and what building costs (probing this machine once, :mod:`puzzlespace.calibration`)."""
     if puzzle.n_cells > MAX_NODES:
         raise PuzzleError(f"pattern databases are limited to {MAX_NODES} cells; {puzzle.spec} has {puzzle.n_cells}")
     threads = threads or os.cpu_count() or 1
@@ -184,23 +200,43 @@ def pattern_plan(puzzle, heuristic: str, *, cache_dir: str | Path | None = None,
         why = "rebuild requested" if rebuild else cached_state(puzzle.identity, puzzle.goal, space, cache_dir)
         if why:
             build.append((space, why))
-    costs = [build_cost(space, threads, cache_dir) for space, _ in build]
+    costs = [build_cost(puzzle, space, threads) for space, _ in build]
     return PatternPlan(puzzle, heuristic, groups, spaces, build, costs, threads, cache_dir)
+
+
+def build_command(puzzle, heuristic: str) -> str:
+    """The command that builds ``heuristic``'s databases of ``puzzle`` ahead (its goal
+    named unless it is the family's)."""
+    import shlex
+
+    words = ["puzzlespace", "pdb", "build", puzzle.spec, "--heuristic", heuristic]
+    if tuple(puzzle.goal) != tuple(range(1, puzzle.n_cells)) + (0,):
+        words += ["--goal", puzzle.format_position(puzzle.goal)]
+    return " ".join(shlex.quote(w) for w in words)
 
 
 def pattern_problem(puzzle, heuristic: str, *, cache_dir: str | Path | None = None, threads: int | None = None,
                     max_memory: int | None = None, progress=None, notify: Callable[[str], None] | None = None,
-                    rebuild: bool = False, stop: Callable[[], None] | None = None, plan: PatternPlan | None = None):
+                    rebuild: bool = False, stop: Callable[[], None] | None = None, plan: PatternPlan | None = None,
+                    deadline: float | None = None, build_first: str | None = None):
     """The :class:`~puzzlespace.pdb.search.PatternSearchProblem` of ``puzzle`` for a
     ``pdb:`` heuristic, its databases read from the cache or built there.
 
-    ``plan``: the :func:`pattern_plan` already made. ``progress(entries built, entries to
+    ``plan``: the :func:`pattern_plan` already made. Builds that would not fit memory or
+    disk, or (by the estimate) end after ``deadline`` (``time.monotonic()``), are refused
+    with PuzzleError, and a build still running at ``deadline`` is stopped with
+    SearchStopped, its checkpoint kept (the same call, or ``pdb build``, resumes it);
+    ``build_first`` says how to build them instead (default :func:`build_command`'s). ``progress(entries built, entries to
     build)`` follows all the builds together; ``stop`` and ``notify`` are passed to
     :func:`~puzzlespace.pdb.store.obtain`.
     """
     from .search import PatternSearchProblem
 
     plan = plan or pattern_plan(puzzle, heuristic, cache_dir=cache_dir, threads=threads, rebuild=rebuild)
+    if plan.build:
+        build_first = build_first or build_command(puzzle, heuristic)
+        plan.check_fits(deadline, build_first)
+        stop = _in_turn(stop, plan.stop_at(deadline, build_first))
     pdb = np.empty(sum(s.placements for s in plan.spaces), dtype=np.uint8)  # all tables, read in place
     total, done, off = plan.entries, 0, 0
     building = {id(space) for space, _ in plan.build}
@@ -214,3 +250,11 @@ def pattern_problem(puzzle, heuristic: str, *, cache_dir: str | Path | None = No
         off += space.placements
     return PatternSearchProblem.build(puzzle.graph.neighbors, puzzle.distance_table(), plan.groups, pdb,
                                       views(puzzle.goal, puzzle.symmetries()), puzzle.graph.is_bipartite)
+
+
+def _in_turn(*stops: Callable[[], None] | None) -> Callable[[], None] | None:
+    """One ``stop`` callback that calls each of ``stops`` given (None: none given)."""
+    given = [f for f in stops if f is not None]
+    if len(given) <= 1:
+        return given[0] if given else None
+    return lambda: [f() for f in given] and None

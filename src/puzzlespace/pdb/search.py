@@ -29,7 +29,8 @@ import numba as nb
 import numpy as np
 
 from ..graphs import pack_graph
-from ..search.ida import FOUND, MIN_F, NODES, NOT_FOUND, STOP, STOPPED
+from ..search.counting import counted
+from ..search.ida import FOUND, MIN_F, NODES, NOT_FOUND, STOPPED
 from .space import rank_cells
 
 
@@ -222,12 +223,9 @@ def _dfs(tiles, blank, md, bound, wg, wh, parity, graph, dist, pos, vals, sums, 
         if d > 0 and nxt == at[d - 1]:
             continue
         t = tiles[nxt]
-        generated += 1
-        if generated & 4095 == 0:  # the count made visible as the pass goes, and a stop request heard
-            ctl[NODES] += generated
-            generated = 0
-            if ctl[STOP] != 0:
-                return STOPPED
+        generated, stop = counted(generated, ctl)
+        if stop:
+            return STOPPED
         md2 = mds[d] + dist[t, b] - dist[t, nxt]
         h = _place(t, b, pos, vals, sums, undo, d, pdb, pdb_off, group_len, tile_group, tile_slot,
                    view_tile, view_cell, width, n)

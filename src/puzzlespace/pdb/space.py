@@ -95,7 +95,7 @@ def slot_of(cells, k, n, blank, nbr):
         occ |= _ONE << np.uint64(cells[i])
     free = ~occ & ((_ONE << np.uint64(n)) - _ONE) if n < 64 else ~occ
     low = np.uint64(lowest_bit(_region(blank, free, nbr)))
-    return rank_cells(cells, 0, k, n) * (n - k) + popcount(free & ((_ONE << low) - _ONE))
+    return rank_cells(cells, np.int64(0), k, n) * (n - k) + popcount(free & ((_ONE << low) - _ONE))
 
 
 def expand_pattern(table, base, ranks, count, out, written, data):
@@ -136,7 +136,7 @@ def expand_pattern(table, base, ranks, count, out, written, data):
                 cells[g] = v
                 free2 = free ^ (_ONE << np.uint64(x)) ^ (_ONE << np.uint64(v))
                 low = np.uint64(lowest_bit(_region(x, free2, nbr)))
-                j = rank_cells(cells, 0, k, n) * nf + popcount(free2 & ((_ONE << low) - _ONE))
+                j = rank_cells(cells, np.int64(0), k, n) * nf + popcount(free2 & ((_ONE << low) - _ONE))
                 cells[g] = x
                 if unreached(table, base, j):
                     out[written] = j
@@ -149,12 +149,13 @@ def expand_pattern(table, base, ranks, count, out, written, data):
 @nb.njit(cache=True, nogil=True)
 def record_layer(table, value, depth, nf, pdb):
     """Give every placement with a slot whose entry is ``value`` (a complete layer) the
-    value ``depth`` if it has none (255).
+    value ``depth`` if it has none (255); return how many it gave one.
 
     Called on layers in increasing depth, so each placement keeps its smallest depth.
     """
     words = table.view(np.uint64)
     pat = pattern(value)
+    given = 0
     for w in range(words.shape[0]):
         m = match_word(words[w], pat)
         while m != 0:
@@ -163,6 +164,8 @@ def record_layer(table, value, depth, nf, pdb):
             p = ((w << 5) + (b >> 1)) // nf
             if pdb[p] == 255:
                 pdb[p] = depth
+                given += 1
+    return given
 
 
 def neighbour_masks(neighbors: Sequence[Sequence[int]]) -> np.ndarray:
@@ -231,23 +234,25 @@ def pattern_distances(space: PatternSpace, *, threads: int | None = None, max_me
     """The database of ``space``: uint8 per placement rank, the fewest group-tile moves.
 
     ``resume``: (:class:`~puzzlespace.explore.engine.LayerState`, database so far) of an
-    interrupted build, to continue it. ``after_layer(state, database so far)`` is called
-    after every complete layer (to checkpoint the build, or stop it by raising).
-    ``progress`` is the explore engine's. Raises ValueError if a distance exceeds 254
-    (never for boards up to 64 nodes in practice).
+    interrupted build, to continue it. ``after_layer(state, database so far, entries
+    given)`` is called after every complete layer (to checkpoint the build, follow it, or
+    stop it by raising); the entries given a distance so far end at ``space.placements``
+    when every placement is reachable. ``progress`` is the explore engine's. Raises
+    ValueError if a distance exceeds 254 (never for boards up to 64 nodes in practice).
     """
     if resume is None:
         state, pdb = None, np.full(space.placements, 255, dtype=np.uint8)
     else:
         state, pdb = resume
     nf = space.n - space.k
+    given = [int(np.count_nonzero(pdb != 255))]
 
     def on_layer(depth: int, table: np.ndarray, value: int) -> None:
         if depth > 254:
             raise ValueError("a pattern distance exceeds 254 moves")
-        record_layer(table, value, depth, nf, pdb)
+        given[0] += int(record_layer(table, value, depth, nf, pdb))
 
     layered_bfs(space, space.roots(), threads=threads, max_memory=max_memory, on_layer=on_layer,
                 progress=progress, extra_memory=pdb.nbytes, resume=state,
-                after_layer=after_layer and (lambda st: after_layer(st, pdb)))
+                after_layer=after_layer and (lambda st: after_layer(st, pdb, given[0])))
     return pdb

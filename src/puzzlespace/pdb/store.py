@@ -21,6 +21,7 @@ import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from math import perm
 from typing import Callable, Sequence
 
 import numpy as np
@@ -31,6 +32,8 @@ from .._version import __version__
 from ..errors import DamagedFile, PuzzleError
 from ..bits import table_bytes
 from ..cache import cache_dir, file_stem
+from ..calibration import Estimate, estimate, rate
+from ..compiled import watch
 from .space import PatternSpace
 
 MAGIC = b"PUZZLESPACE-PDB 1\n"
@@ -129,48 +132,82 @@ def read(path: Path, expect: dict | None = None, out: np.ndarray | None = None) 
 
 #: The most entries a database file may declare (more than any board of 64 nodes needs in memory).
 MAX_ENTRIES = 1 << 36
-#: Core-seconds a build spends per entry, until the cache holds builds of this machine to time.
-DEFAULT_CORE_SECONDS_PER_ENTRY = 1.4e-6
 #: A build in progress writes a checkpoint at the end of a layer once this many seconds have passed since the last.
 CHECKPOINT_SECONDS = 30.0
 #: The ``format`` of a build checkpoint's manifest.
 BUILD_FORMAT = "puzzlespace-pdb-build/1"
 
 
+
 @dataclass
 class BuildCost:
-    """What building one database takes: ``seconds`` (estimated on this machine), ``memory``
-    (peak bytes of the build itself) and ``disk`` (bytes of the file plus its checkpoint)."""
+    """What building one database takes: ``estimate``, its time on this machine
+    (:mod:`puzzlespace.calibration`); ``memory``, the peak bytes of the build itself;
+    ``file``, the bytes of its file (an entry a byte; half that where every distance fits
+    in 4 bits); ``checkpoint``, the bytes of the checkpoint it keeps while it builds."""
 
     tiles: tuple[int, ...]
     entries: int
-    seconds: float
+    estimate: Estimate
     memory: int
-    disk: int
+    file: int
+    checkpoint: int
 
 
-def core_seconds_per_entry(root: str | Path | None = None) -> float:
-    """Core-seconds per entry of the builds in the cache (their median), else the default."""
-    rates = []
-    for _, header, _ in listing(root):
-        try:
-            entries, seconds, threads = int(header["entries"]), float(header["seconds"]), int(header["threads"])
-        except (KeyError, TypeError, ValueError):
-            continue
-        if entries >= 1_000_000 and seconds > 0 and threads > 0:
-            rates.append(seconds * threads / entries)
-    return float(np.median(rates)) if rates else DEFAULT_CORE_SECONDS_PER_ENTRY
-
-
-def build_cost(space: PatternSpace, threads: int, root: str | Path | None = None) -> BuildCost:
-    """The estimated cost of building ``space``'s database with ``threads`` threads."""
+def build_cost(puzzle, space: PatternSpace, threads: int) -> BuildCost:
+    """The cost of building ``space``'s database (a group of ``puzzle``'s tiles) with ``threads`` threads."""
     from ..explore.engine import plan
 
     table = plan(space, threads, False).memory
-    search_table = table_bytes(space.size)
-    seconds = space.placements * core_seconds_per_entry(root) / max(1, min(threads, os.cpu_count() or 1))
-    return BuildCost(space.tiles, space.placements, seconds, memory=table + space.placements,
-                     disk=space.placements + search_table + space.placements)
+    file, checkpoint = build_disk(puzzle.identity, puzzle.goal, space, threads)
+    return BuildCost(space.tiles, space.placements, build_estimate(puzzle, space.n, space.k, space.size, threads),
+                     memory=table + space.placements, file=file, checkpoint=checkpoint)
+
+
+#: The most slots of a probe's abstract space (a few tenths of a second to build).
+PROBE_SLOTS = 8_000_000
+
+
+def probe_size(n: int) -> int:
+    """Tiles of the probe group of a puzzle of ``n`` nodes (see :func:`build_estimate`)."""
+    size = 1
+    while size + 2 < n and perm(n, size + 1) * (n - size - 1) <= PROBE_SLOTS:
+        size += 1
+    return size
+
+
+def build_estimate(puzzle, n: int, k: int, slots: int, threads: int) -> Estimate:
+    """The time to build the database of a group of ``k`` tiles of ``puzzle`` (``n`` nodes,
+    ``slots`` slots) on ``threads`` threads, from a probe (its rate kept by
+    :mod:`puzzlespace.calibration`): the group of the puzzle's first tiles (in its
+    ``pattern_order``) with the most tiles whose space has at most :data:`PROBE_SLOTS`
+    slots is built and timed; a build costs its slots at that rate, scaled by its tiles
+    over the probe's (a move's rank takes time in proportion to the group's tiles)."""
+    size = probe_size(n)
+    per_slot = rate(f"pattern {puzzle.identity} {size} tiles", threads, lambda: _probe(puzzle, size, threads))
+    return estimate(slots * per_slot * k / size)
+
+
+def _probe(puzzle, size: int, threads: int) -> tuple[float, int]:
+    """(seconds, slots) of building the database of ``puzzle``'s first ``size`` tiles."""
+    from .space import pattern_distances
+
+    tiles = [puzzle.goal[v] for v in puzzle.pattern_order() if puzzle.goal[v]][:size]
+    space = PatternSpace(puzzle.graph.neighbors, puzzle.goal, tiles)
+    with watch(f"the pattern-database build of {puzzle.spec}", "build") as compiles:
+        t0 = time.perf_counter()
+        pattern_distances(space, threads=threads)
+        return time.perf_counter() - t0 - compiles.seconds, space.size
+
+
+def build_disk(spec: str, goal: Sequence[int], space: PatternSpace, threads: int) -> tuple[int, int]:
+    """Bytes of the database file of ``space`` (an entry a byte; the header's numbers that
+    only the build knows, its seconds and largest distance, at their usual widths) and of
+    the checkpoint its build keeps (the search's 2-bit table and the entries so far)."""
+    header = dict(_expected(spec, goal, space), seconds=99.999, threads=threads, bits=8, max=99, version=__version__,
+                  sha256="0" * 64)
+    blob = json.dumps(dict(header, header_sha256=datafile.header_digest(header))).encode()
+    return len(MAGIC) + 8 + len(blob) + space.placements, table_bytes(space.size) + space.placements
 
 
 def cached_state(spec: str, goal: Sequence[int], space: PatternSpace, root: str | Path | None = None) -> str:
@@ -202,13 +239,15 @@ def partial_dir(path: Path) -> Path:
 def build(spec: str, goal: Sequence[int], space: PatternSpace, *, threads: int | None = None,
           max_memory: int | None = None, progress=None, checkpoint: Path | None = None,
           stop: Callable[[], None] | None = None) -> PatternDatabase:
-    """Compute the database of ``space`` (see :func:`~puzzlespace.pdb.space.pattern_distances`).
+    """Compute the database of ``space`` (see :func:`~puzzlespace.pdb.space.pattern_distances`);
+    its header's ``seconds`` are the build's own, numba's compiling left out.
 
     ``checkpoint``: a directory where the build saves itself at the end of a layer (at most
     every :data:`CHECKPOINT_SECONDS`) and from which it resumes if it holds a matching
-    build. ``progress(entries done, entries)`` follows the build; ``stop()`` is called as
-    it goes and may raise (e.g. :class:`~puzzlespace.errors.SearchStopped`) to end it,
-    keeping the last checkpoint.
+    build. ``progress(entries done, entries)`` follows the build, layer by layer: the
+    entries given their distance so far. ``stop()`` is called as it goes and may raise
+    (e.g. :class:`~puzzlespace.errors.SearchStopped`) to end it, keeping the last
+    checkpoint.
     """
     from ..explore.engine import LayerState
     from .space import pattern_distances
@@ -221,32 +260,32 @@ def build(spec: str, goal: Sequence[int], space: PatternSpace, *, threads: int |
             resume, before = _resume(checkpoint, expected, space)
         except PuzzleError:
             shutil.rmtree(checkpoint, ignore_errors=True)
-    t0 = time.perf_counter()
     last_save = [time.monotonic()]
-    found = [sum(resume[0].counts) if resume else 1]
+    with watch(f"the pattern-database build of {spec}", "build") as compiles:
+        t0 = time.perf_counter()
 
-    def after_layer(state: LayerState, pdb: np.ndarray) -> None:
-        found[0] = sum(state.counts)
-        if checkpoint is not None and time.monotonic() - last_save[0] >= CHECKPOINT_SECONDS:
-            manifest = dict(expected, format=BUILD_FORMAT, depth=state.depth, depth_counts=state.counts,
-                            seconds=before + time.perf_counter() - t0)
-            try:
-                cp.save_layer(checkpoint, manifest, {"table": state.table, "pdb": pdb})
-            except OSError:
-                pass  # a full disk: the build goes on, and a resume starts from the last checkpoint written
-            last_save[0] = time.monotonic()
-        if stop:
-            stop()
+        def spent() -> float:  # the build's own seconds, its compiling left out
+            return before + time.perf_counter() - t0 - compiles.seconds
 
-    def report(depth: int, done: int, total: int, added: int) -> None:
-        if stop:
-            stop()
-        if progress:
-            progress(min(found[0] + added, space.placements), space.placements)
+        def after_layer(state: LayerState, pdb: np.ndarray, given: int) -> None:
+            if progress:
+                progress(given, space.placements)
+            if checkpoint is not None and time.monotonic() - last_save[0] >= CHECKPOINT_SECONDS:
+                manifest = dict(expected, format=BUILD_FORMAT, depth=state.depth, depth_counts=state.counts,
+                                seconds=spent())
+                try:
+                    cp.save_layer(checkpoint, manifest, {"table": state.table, "pdb": pdb})
+                except OSError:
+                    pass  # a full disk: the build goes on, and a resume starts from the last checkpoint written
+                last_save[0] = time.monotonic()
+            if stop:
+                stop()
 
-    table = pattern_distances(space, threads=threads, max_memory=max_memory, progress=report,
-                              resume=resume, after_layer=after_layer)
-    header = dict(expected, seconds=round(before + time.perf_counter() - t0, 3), threads=threads)
+        table = pattern_distances(space, threads=threads, max_memory=max_memory,
+                                  progress=stop and (lambda *_: stop()), resume=resume, after_layer=after_layer)
+        header = dict(expected, seconds=round(spent(), 3), threads=threads)
+    if progress:
+        progress(space.placements, space.placements)
     return PatternDatabase(header, table)
 
 
@@ -314,7 +353,7 @@ def _build_and_save(spec, goal, space, path: Path, why: str, *, root, threads, m
         shutil.rmtree(partial, ignore_errors=True)
     elif (partial / cp.MANIFEST).exists():
         why = "resuming an interrupted build"
-    need = build_cost(space, threads or os.cpu_count() or 1, root).disk
+    need = sum(build_disk(spec, goal, space, threads or os.cpu_count() or 1))
     path.parent.mkdir(parents=True, exist_ok=True)
     if free_disk(path.parent) < need:
         raise PuzzleError(f"the pattern database needs about {human(need)} of disk in {str(path.parent)!r} "
@@ -372,4 +411,17 @@ def listing(root: str | Path | None = None) -> list[tuple[Path, dict | None, str
                 found.append((path, header, ""))
         except PuzzleError as exc:
             found.append((path, None, str(exc)))
+    return found
+
+
+def partial_builds(root: str | Path | None = None) -> list[tuple[Path, dict, int]]:
+    """Every build in the cache that was interrupted or runs now: (the database file it
+    makes, its checkpoint's manifest as it is, empty where it cannot be read, and the
+    bytes its checkpoint holds). ``pdb remove`` frees them (:func:`remove`)."""
+    found = []
+    for directory in sorted(pdb_dir(root).glob(f"*{SUFFIX}.partial")):
+        if not directory.is_dir():
+            continue
+        held = sum(f.stat().st_size for f in directory.iterdir() if f.is_file())
+        found.append((directory.with_suffix(""), cp.peek_manifest(directory), held))
     return found

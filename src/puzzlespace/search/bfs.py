@@ -24,7 +24,7 @@ class PathResult:
     nodes: int
 
 
-class _Clock(Clock):
+class BFSClock(Clock):
     """A :class:`~puzzlespace.search.clock.Clock` that raises SearchStopped when the
     search must stop (checked every call)."""
 
@@ -56,7 +56,7 @@ def bfs(
 ) -> PathResult | None:
     """Shortest path by plain BFS from ``start``; None when ``goal`` is unreachable.
     SearchStopped past ``max_states``, ``time_limit`` or once ``cancel`` is set."""
-    clock = _Clock(time_limit, cancel)
+    clock = BFSClock(time_limit, cancel)
     parents: dict[State, tuple[State, int] | None] = {start: None}
     frontier = [start]
     nodes = depth = 0  # depth of the frontier; the goal is not within it
@@ -94,7 +94,7 @@ def bidirectional_bfs(
     """
     if start == goal:
         return PathResult([], 0)
-    clock = _Clock(time_limit, cancel)
+    clock = BFSClock(time_limit, cancel)
     fwd: dict[State, tuple[State, int] | None] = {start: None}
     bwd: dict[State, tuple[State, int] | None] = {goal: None}
     depth = {start: 0, goal: 0}

@@ -23,8 +23,6 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Callable, Sequence
 
-import numpy as np
-
 from ..contracts import IDAProblem
 from ..errors import PuzzleError, SearchStopped
 from .clock import Clock
@@ -68,6 +66,16 @@ def weight_coefficients(weight: Fraction | float | str = 1) -> tuple[int, int]:
         exact = Fraction(exact.numerator * 1000 // exact.denominator, 1000)
     return exact.denominator, exact.numerator
 
+
+
+def load_pass(problem: IDAProblem, start: Sequence[int]) -> None:
+    """Run one pass of ``problem`` from ``start`` with bound 0, which cuts every move at
+    once: its compiled code is loaded (compiled the first time) before a search starts
+    its clock."""
+    import numpy as np
+
+    ctl = np.array([0, BIG, 0, 0], dtype=np.int64)
+    problem.pass_function(start, 0, ctl, np.full(1, -1, dtype=np.int32), (1, 1))()
 
 
 def _run_pass(problem, start, bound, ctl, path, weight):
@@ -137,6 +145,8 @@ def ida_star(
     IDAResult
         ``moves`` lists the node the blank moves to at each step.
     """
+    import numpy as np  # here, not at the top: the command line reads the weights above as it starts
+
     clock = Clock(time_limit, cancel)
     q, p = weight_coefficients(weight)
     if time_limit is not None:  # a short limit is checked often enough to be kept
