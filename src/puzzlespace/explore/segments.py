@@ -582,6 +582,8 @@ def explore_segmented(
     """
     with watch(f"the exploration of {puzzle.spec}", "exploration") as compiles:
         index = puzzle.state_index()
+        load_code(index)  # before the run's own time starts
+        compiles.restart()
         threads = threads or os.cpu_count() or 1
         out = Path(out_dir) if out_dir is not None else None
         if marks not in MARKS:
