@@ -254,7 +254,7 @@ class Games:
             quick = self._quick(game, state, plan, cancel) if plan.method == "ida" else None
             return self._unknown(game, state, exc.lower_bound, quick, t0)
         game.learn(sol)
-        return self._answer(game, sol.path, sol.moves, True, sol.length, time.perf_counter() - t0)
+        return self._answer(game, sol.path, sol.moves, True, sol.length, sol.seconds)  # the search's own time
 
     def _quick(self, game: Game, state: State, plan: Plan, cancel: threading.Event | None) -> Solution | None:
         """A solution at most :data:`FALLBACK_WEIGHT` times the optimum, or None past the time limit."""
