@@ -148,11 +148,11 @@ def cfunc(signature, function, cache: bool = True):
     open :func:`watch` block (whose line is said then, the compile done)."""
     import numba as nb
 
-    t0 = time.perf_counter()
+    t0, counted = time.perf_counter(), _TOTAL[0]
     kernel = nb.cfunc(signature, cache=cache, nopython=True)(function)
     if kernel.cache_hits == 0:
-        with _LOCK:
+        with _LOCK:  # the kernels it calls compiled within it, with events: counted already
             if _ACTIVE:
                 _ACTIVE[-1].started()
-            _spent(_ACTIVE[-1] if _ACTIVE else None, time.perf_counter() - t0)
+            _spent(_ACTIVE[-1] if _ACTIVE else None, max(0.0, time.perf_counter() - t0 - (_TOTAL[0] - counted)))
     return kernel
