@@ -54,6 +54,16 @@ def test_a_compile_belongs_to_the_innermost_block():
     assert inner.seconds > 0 and inner.said and outer.seconds == 0 and not outer.said
 
 
+def test_time_limits_are_kept_on_a_clock_that_stands_still_while_numba_compiles():
+    with compiled.watch("the clock's test work"):
+        clock0, wall0 = compiled.clock(), time.monotonic()
+        kernel = _fresh_kernel()
+        with compiled.watch("the clock's test work") as compiles:
+            kernel(1)
+        on_clock, wall = compiled.clock() - clock0, time.monotonic() - wall0
+    assert compiles.seconds > 0 and abs(on_clock - (wall - compiles.seconds)) < 0.01
+
+
 def _on_a_terminal(args, env) -> tuple[str, str, float]:
     """(stdout, what a terminal on stderr showed, seconds) of ``puzzlespace args``."""
     main, side = pty.openpty()

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Iterator, Optional
 import click
 
 from ._version import __version__
+from .compiled import clock
 from .cliparse import (EXIT_INTERRUPTED, EXIT_OK, EXIT_STOPPED, EXIT_UNSOLVABLE, EXIT_USAGE, Count, FilePath, Group,
                        LazyConsole, Seconds, quiet_finalizers)
 from .errors import PuzzleError, SearchStopped, Undecided, Unsolvable
@@ -242,7 +243,7 @@ def solve(puzzle: str, position: str, goal: Optional[str], method: str, heuristi
     With --json, one object on stdout whatever happens, with a status: solved,
     unsolvable, stopped or interrupted (then with the lower bound proven so far).
     """
-    deadline = None if time_limit is None else time.monotonic() + time_limit
+    deadline = None if time_limit is None else clock() + time_limit
     with _errors():
         _use_cache(cache_dir)
         p, state = _load(puzzle, position, goal)
@@ -251,7 +252,7 @@ def solve(puzzle: str, position: str, goal: Optional[str], method: str, heuristi
         try:
             if plan.builds_patterns:
                 plan = _with_patterns(plan, puzzle, goal, show=True, deadline=deadline)  # stderr: JSON stays clean
-            remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+            remaining = None if deadline is None else max(0.0, deadline - clock())
             with _search_status(enabled=not as_json) as report:
                 sol = solve_position(p, state, time_limit=remaining, progress=report, plan=plan, weight=weight,
                                      anytime=anytime)

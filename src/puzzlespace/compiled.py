@@ -7,7 +7,8 @@ code does it within :func:`watch`: the first compile in the block says one line 
 ``puzzlespace.compile`` logger as it starts ("compiling the sliding:3x3 search once
 (about 4 s); later runs start at once"; the command line prints it on stderr), and the
 block's :attr:`Compiles.seconds` are the time spent compiling, which the work leaves
-out of the time it reports.
+out of the time it reports; time limits are kept on :func:`clock`, which stands still
+while numba compiles.
 
 numba's compile events (``numba.core.event``) tell a compile from a load from the cache;
 they cover every ``njit`` function, the ones a kernel calls too, in whatever thread it
@@ -68,6 +69,17 @@ _ACTIVE: list[Compiles] = []
 _LOCK = threading.Lock()
 #: Seconds this process has spent compiling (outermost compiles), in a block or not.
 _TOTAL = [0.0]
+
+
+def clock() -> float:
+    """Seconds on a clock that stands still while numba compiles (in any thread, once a
+    :func:`watch` has opened in the process): ``time.monotonic()`` less every compile's
+    time. Time limits and deadlines are kept on it, so that compiling, once a machine,
+    never counts against them."""
+    with _LOCK:
+        listener = _REGISTERED[0] if _REGISTERED else None
+        running = time.perf_counter() - listener._since if listener is not None and listener._running else 0.0
+        return time.monotonic() - _TOTAL[0] - running
 
 
 def total_seconds() -> float:

@@ -17,7 +17,8 @@ from fractions import Fraction
 from functools import partial
 from typing import Callable
 
-from .errors import DamagedFile, PuzzleError, SearchStopped, Undecided, Unsolvable
+from .compiled import clock
+from .errors import DamagedFile, PuzzleError, Undecided, Unsolvable
 from .families.base import Puzzle, State, Verdict
 from .search import bfs as bfs_search
 from .search.ida import weight_coefficients
@@ -176,7 +177,7 @@ class Plan:
     def ready(self, deadline: float | None = None, **pdb_options) -> "Plan":
         """This plan with IDA*'s problem built (pattern databases read or built with
         ``pdb_options``); tables that would not be built by ``deadline``
-        (``time.monotonic()``) are refused, and a pattern-database build stopped there."""
+        (:func:`~puzzlespace.compiled.clock`) are refused, and a pattern-database build stopped there."""
         if self.heuristic is None or self.problem is not None:
             return self
         problem = search_problem_for(self.puzzle, self.heuristic.name, deadline=deadline, **pdb_options)
@@ -226,7 +227,7 @@ def search_problem_for(puzzle: Puzzle, heuristic: str = "auto", deadline: float 
     """The IDA* problem of ``puzzle`` with ``heuristic``: a classic bound or ``pdb:...``
     (pattern databases read from the cache or built; ``pdb_options`` go to
     :func:`~puzzlespace.pdb.heuristic.pattern_problem`). Tables are refused when building
-    them would end after ``deadline`` (``time.monotonic()``), and a pattern-database build
+    them would end after ``deadline`` (:func:`~puzzlespace.compiled.clock`), and a pattern-database build
     stops there (SearchStopped; it resumes where it stopped)."""
     name = resolve_heuristic(puzzle, heuristic)
     if name.startswith("pdb:"):
@@ -305,8 +306,8 @@ def solve(
     given as a ready ``plan`` (to share loaded pattern databases between many solves).
     ``time_limit`` bounds the whole call: building IDA*'s tables (pattern databases
     included: refused up front when they would not be built in time, stopped cleanly
-    when the time runs out, their build resumable) and compiling its code count against
-    it. ``cancel``, once set from another thread, stops the search within a tenth of a
+    when the time runs out, their build resumable) counts against it; numba's compiling,
+    once a machine, does not (:func:`~puzzlespace.compiled.clock`). ``cancel``, once set from another thread, stops the search within a tenth of a
     second as the time limit does. The time reported (``seconds``) is the search's own:
     not the build's, nor numba's compiling (:mod:`puzzlespace.compiled`).
 
@@ -320,7 +321,7 @@ def solve(
         For an unknown method, or a heuristic the puzzle does not have.
     """
     q, p = search_weight(weight, anytime, plan.method if plan else method)
-    deadline = None if time_limit is None else time.monotonic() + time_limit
+    deadline = None if time_limit is None else clock() + time_limit
     try:
         verdict = puzzle.check(start)
     except Undecided:
@@ -335,11 +336,7 @@ def solve(
     with watch_compiles(plan) as compiles:
         _load_code(plan, start)
         t0, before = time.perf_counter(), compiles.seconds
-        try:
-            moves, nodes, lower, path = _search(plan, start, _left(deadline), progress, weight, anytime, cancel)
-        except SearchStopped as exc:
-            exc.seconds = max(0.0, exc.seconds - (compiles.seconds - before))
-            raise
+        moves, nodes, lower, path = _search(plan, start, _left(deadline), progress, weight, anytime, cancel)
         seconds = max(0.0, time.perf_counter() - t0 - (compiles.seconds - before))
     method = plan.method
     return Solution(puzzle, start, moves, path, method, nodes, seconds, notations=puzzle.move_notations(path, moves),
@@ -349,8 +346,8 @@ def solve(
 
 
 def _left(deadline: float | None) -> float | None:
-    """Seconds until ``deadline`` (``time.monotonic()``), at least 0; None without one."""
-    return None if deadline is None else max(0.0, deadline - time.monotonic())
+    """Seconds until ``deadline`` (:func:`~puzzlespace.compiled.clock`), at least 0; None without one."""
+    return None if deadline is None else max(0.0, deadline - clock())
 
 
 def watch_compiles(plan: Plan):

@@ -155,7 +155,7 @@ class Puzzle(ABC):
     def search_problem(self, heuristic: str = "walking", deadline: float | None = None):
         """Arrays for compiled heuristic search with a classic bound (:mod:`puzzlespace.search.ida`), or None.
 
-        A build estimated to end after ``deadline`` (``time.monotonic()`` seconds) is refused
+        A build estimated to end after ``deadline`` (:func:`~puzzlespace.compiled.clock` seconds) is refused
         with SearchStopped."""
         return None
 

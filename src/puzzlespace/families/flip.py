@@ -211,7 +211,7 @@ class FlipPuzzle(Puzzle):
     def search_problem(self, heuristic: str = ORBIT_BOUND, deadline: float | None = None):
         """IDA*'s problem with the orbit bound, its tables built once per puzzle object;
         SearchStopped when the build is estimated to end after ``deadline``
-        (``time.monotonic()`` seconds)."""
+        (:func:`~puzzlespace.compiled.clock` seconds)."""
         if heuristic != ORBIT_BOUND:
             raise PuzzleError(f"unknown heuristic {heuristic!r}: flip puzzles have {ORBIT_BOUND!r}")
         if heuristic not in self._problems:

@@ -42,7 +42,6 @@ byte per entry of each distinct projected space) plus O(bound) per pass.
 from __future__ import annotations
 
 import itertools
-import time
 from collections import deque
 from dataclasses import dataclass
 from typing import Sequence
@@ -50,6 +49,7 @@ from typing import Sequence
 import numba as nb
 import numpy as np
 
+from ..compiled import clock
 from ..errors import SearchStopped
 from ..explore.engine import layered_bfs
 from ..pdb.space import record_layer
@@ -297,7 +297,7 @@ class FlipSearchProblem:
 def _check_time(entries: int, deadline: float | None) -> None:
     """SearchStopped when building ``entries`` table entries would end after ``deadline``."""
     seconds = entries / ENTRIES_PER_SECOND
-    if deadline is not None and time.monotonic() + seconds > deadline:
+    if deadline is not None and clock() + seconds > deadline:
         raise SearchStopped(f"the time limit would pass while building the orbit bound's tables ({entries:,} "
                             f"entries, about {seconds:.1f} s); give it more time")
 

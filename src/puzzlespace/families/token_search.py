@@ -25,13 +25,13 @@ it expands.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import Sequence
 
 import numba as nb
 import numpy as np
 
+from ..compiled import clock
 from ..errors import PuzzleError, SearchStopped
 from ..graphs import pack_graph
 from ..search.ida import EXTRA, FOUND, MIN_F, NODES, NOT_FOUND, STOP, STOPPED
@@ -60,7 +60,7 @@ def _allocate_moves(rows: int, columns: int, deadline: float | None) -> np.ndarr
         raise PuzzleError(f"IDA*'s move table for this graph needs {human(need)} of memory, more than half of the "
                           f"{human(available_memory())} available; use --method bibfs")
     seconds = need / MOVE_TABLE_BYTES_PER_SECOND
-    if deadline is not None and time.monotonic() + seconds > deadline:
+    if deadline is not None and clock() + seconds > deadline:
         raise SearchStopped(f"the time limit would pass while building IDA*'s tables ({human(need)}, about "
                             f"{seconds:.0f} s or more); give more time or use --method bibfs")
     return np.zeros((rows, columns), dtype=np.int32)

@@ -291,7 +291,7 @@ class TokenPuzzle(Puzzle):
 
         ``manhattan``: the distance sum; ``linear-conflict``: plus the conflicts on the
         family's lines; ``walking``: the larger of that and the walking distance.
-        ``deadline`` (``time.monotonic()`` seconds): refuse to start a build estimated to
+        ``deadline`` (:func:`~puzzlespace.compiled.clock` seconds): refuse to start a build estimated to
         end after it (SearchStopped).
         """
         if heuristic not in self._problems:

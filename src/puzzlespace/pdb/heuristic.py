@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import os
 import re
-import time
 from dataclasses import dataclass
 from math import perm
 from pathlib import Path
@@ -30,6 +29,7 @@ from ..errors import PuzzleError, SearchStopped
 from .. import resources
 from ..resources import human
 from .space import MAX_NODES, PatternSpace
+from ..compiled import clock
 from ..calibration import Estimate
 from .store import BuildCost, build_cost, cached_state, obtain, pdb_dir
 
@@ -154,7 +154,7 @@ class PatternPlan:
 
     def check_fits(self, deadline: float | None, build_first: str) -> None:
         """Refuse (PuzzleError) builds that would not fit the memory available or the cache's
-        disk, or not end before ``deadline`` (``time.monotonic()``) by the estimate;
+        disk, or not end before ``deadline`` (:func:`~puzzlespace.compiled.clock`) by the estimate;
         ``build_first`` says how to build them instead."""
         if not self.build:
             return
@@ -168,18 +168,18 @@ class PatternPlan:
             raise PuzzleError(f"building {self.heuristic} needs about {human(self.peak_disk)} of disk but {human(free)} "
                               f"is free in {str(pdb_dir(self.cache_dir))!r}; choose another --cache-dir (and build it "
                               f"first there: {build_first} --cache-dir DIR)")
-        if deadline is not None and self.estimate.seconds > deadline - time.monotonic():
+        if deadline is not None and self.estimate.seconds > deadline - clock():
             raise PuzzleError(f"building {self.heuristic} takes {self.estimate}, more than the time limit leaves "
-                              f"({max(0.0, deadline - time.monotonic()):.0f} s); build it first: {build_first}")
+                              f"({max(0.0, deadline - clock()):.0f} s); build it first: {build_first}")
 
     def stop_at(self, deadline: float | None, resume: str) -> Callable[[], None] | None:
         """A ``stop`` callback for the builds that raises SearchStopped once ``deadline``
-        (``time.monotonic()``) has passed; ``resume`` is the command that finishes the build."""
+        (:func:`~puzzlespace.compiled.clock`) has passed; ``resume`` is the command that finishes the build."""
         if deadline is None:
             return None
 
         def stop() -> None:
-            if time.monotonic() > deadline:
+            if clock() > deadline:
                 raise SearchStopped(f"the time limit was reached while building {self.heuristic}; the build "
                                     f"resumes where it stopped: {resume}")
 
@@ -223,7 +223,7 @@ def pattern_problem(puzzle, heuristic: str, *, cache_dir: str | Path | None = No
     ``pdb:`` heuristic, its databases read from the cache or built there.
 
     ``plan``: the :func:`pattern_plan` already made. Builds that would not fit memory or
-    disk, or (by the estimate) end after ``deadline`` (``time.monotonic()``), are refused
+    disk, or (by the estimate) end after ``deadline`` (:func:`~puzzlespace.compiled.clock`), are refused
     with PuzzleError, and a build still running at ``deadline`` is stopped with
     SearchStopped, its checkpoint kept (the same call, or ``pdb build``, resumes it);
     ``build_first`` says how to build them instead (default :func:`build_command`'s). ``progress(entries built, entries to
