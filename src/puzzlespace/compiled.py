@@ -5,7 +5,8 @@ machine code in its on-disk cache (``cache=True``), so a machine's first run of 
 of work compiles and every later one loads the code at once. Work that runs compiled
 code does it within :func:`watch`: the first compile in the block says one line on the
 ``puzzlespace.compile`` logger as it starts ("compiling the sliding:3x3 search once
-(about 4 s); later runs start at once"; the command line prints it on stderr), and the
+(about 4 s); later runs start at once"; the command line prints it on stderr when that
+is a terminal), and the
 block's :attr:`Compiles.seconds` are the time spent compiling, which the work leaves
 out of the time it reports; time limits are kept on :func:`clock`, which stands still
 while numba compiles.
@@ -75,11 +76,11 @@ def clock() -> float:
     """Seconds on a clock that stands still while numba compiles (in any thread, once a
     :func:`watch` has opened in the process): ``time.monotonic()`` less every compile's
     time. Time limits and deadlines are kept on it, so that compiling, once a machine,
-    never counts against them."""
-    with _LOCK:
-        listener = _REGISTERED[0] if _REGISTERED else None
-        running = time.perf_counter() - listener._since if listener is not None and listener._running else 0.0
-        return time.monotonic() - _TOTAL[0] - running
+    never counts against them. Read without the lock (searches read it often): a compile
+    ending meanwhile moves it by no more than that compile's time."""
+    listener = _REGISTERED[0] if _REGISTERED else None
+    running = time.perf_counter() - listener._since if listener is not None and listener._running else 0.0
+    return time.monotonic() - _TOTAL[0] - running
 
 
 def total_seconds() -> float:
