@@ -1,7 +1,7 @@
 """A cost model of exploring on a cluster, fitted to the per-layer lines of a run, and what
 it projects for the boards one machine cannot hold.
 
-``python bench/cost_model.py LOG --table-bytes B --cores C`` reads the lines
+``python -m bench cost-model LOG --table-bytes B --cores C`` reads the lines
 ``layer D: N states in S s, X between workers, ...`` that ``puzzlespace explore ...
 --workers W --progress`` writes to stderr, and fits, by least squares over the layers,
 
@@ -73,7 +73,7 @@ def fit(layers: np.ndarray, table_bytes: int) -> tuple[np.ndarray, float]:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m bench cost-model", description=__doc__.split("\n\n")[0])
     ap.add_argument("log")
     ap.add_argument("--table-bytes", type=int, required=True, help="the explored board's 2-bit table, bytes")
     ap.add_argument("--cores", type=int, required=True, help="cores of the machine the run was on")
@@ -123,4 +123,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

@@ -1,6 +1,6 @@
 """Baseline: plain-Python breadth-first search of a whole sliding-tile puzzle, seed style.
 
-This is the reference point for the explore benchmark (``bench/bench_explore.py``). It
+This is the reference point for the explore benchmark (``python -m bench explore``). It
 follows the method of M. Hiroi's Python program that maps the whole 11-puzzle (shared
 seed 000, "11パズル", section "最長手数の局面"), written afresh here for any W x H board
 (W, H >= 2) with the goal ``1, 2, ..., N-1, 0`` (blank last):
@@ -42,8 +42,8 @@ No numpy, no numba: CPython (or PyPy) only.
 
 Usage as a script::
 
-    python bench/seed_bfs.py --board 3x3                 # the whole 8-puzzle (seconds)
-    python bench/seed_bfs.py --board 4x3 --layers 24     # the first 24 layers of the 11-puzzle
+    python -m bench.seed_bfs --board 3x3                 # the whole 8-puzzle (seconds)
+    python -m bench.seed_bfs --board 4x3 --layers 24     # the first 24 layers of the 11-puzzle
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ import time
 from math import factorial
 from typing import Callable, NamedTuple, Optional, Sequence
 
-from seed_grid import grid_neighbours  # next to this file (plain Python)
+from .seed_grid import grid_neighbours  # plain Python too
 
 __all__ = ["Tables", "tables", "to_num", "from_num", "perm_type", "bfs", "BfsResult", "LayerStat",
            "self_check", "state_count", "edge_count"]

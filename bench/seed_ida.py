@@ -1,6 +1,6 @@
 """Baseline: plain-Python IDA* for sliding-tile puzzles, in the style of the seed page.
 
-This is the reference point for the solve benchmarks (``bench/bench_solve.py``). It
+This is the reference point for the solve benchmarks (``python -m bench solve``). It
 follows the method of M. Hiroi's Python program for the 11-puzzle (shared seeds 000 and
 003), written afresh here:
 
@@ -22,8 +22,8 @@ quantity ``puzzlespace`` reports as ``Solution.nodes``.
 
 Usage as a script::
 
-    python bench/seed_ida.py 3x3 "8 6 7 2 5 4 3 0 1"
-    python bench/seed_ida.py 4x3 "0 3 2 1 8 7 6 5 4 11 10 9"
+    python -m bench.seed_ida 3x3 "8 6 7 2 5 4 3 0 1"
+    python -m bench.seed_ida 4x3 "0 3 2 1 8 7 6 5 4 11 10 9"
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ import sys
 import time
 from typing import Callable, Optional, Sequence
 
-from seed_grid import grid_neighbours  # next to this file (plain Python)
+from .seed_grid import grid_neighbours  # plain Python too
 
 __all__ = ["solve", "tables", "manhattan"]
 

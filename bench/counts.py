@@ -1,25 +1,23 @@
 """Counting a 2-bit table's values (each checkpoint and tablebase read back, each resumed
 segment), a word at a time against a byte at a time.
 
-``python bench/bench_counts.py [GIB] [REPEAT]`` fills a table of GIB gibibytes (default
+``python -m bench counts [--gib GIB] [--repeat N]`` fills a table of GIB gibibytes (default
 1) with random bytes and times :func:`puzzlespace.bits.value_counts` against the
 byte-at-a-time count it replaced (a histogram of the bytes times a 256x4 table of their
-entries), alternated REPEAT times (default 3) in this process; prints GB/s of each and
+entries), alternated N times (default 3) in this process; prints GB/s of each and
 their ratio, after checking that they agree.
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "src"))
+import numpy as np
 
-import numpy as np  # noqa: E402
-
-from puzzlespace.bits import value_counts  # noqa: E402
+from . import harness  # first: it puts this tree's src on sys.path
+from puzzlespace.bits import value_counts
 
 
 def byte_at_a_time(table: np.ndarray, size: int) -> list[int]:
@@ -33,9 +31,13 @@ def byte_at_a_time(table: np.ndarray, size: int) -> list[int]:
     return [int(c) for c in counts]
 
 
-def main(argv: list[str]) -> int:
-    gib = float(argv[0]) if argv else 1.0
-    repeat = int(argv[1]) if len(argv) > 1 else 3
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m bench counts", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--gib", type=float, default=1.0, help="the table's size in GiB (default 1)")
+    ap.add_argument("--repeat", type=int, default=3, help="alternated runs, the best kept (default 3)")
+    args = ap.parse_args(argv)
+    gib, repeat = args.gib, args.repeat
+    harness.banner("counts", f"{gib:g} GiB, best of {repeat}")
     table = np.random.default_rng(1).integers(0, 256, int(gib * (1 << 30)), dtype=np.uint8)
     size = 4 * len(table)
     assert value_counts(table[:4096], 4 * 4096) == byte_at_a_time(table[:4096], 4 * 4096)  # compiled, and agreeing

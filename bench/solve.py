@@ -1,31 +1,25 @@
-"""Solve benchmarks for issue "core": puzzlespace against the plain-Python seed IDA*.
+"""Optimal solving: puzzlespace beside the plain-Python seed IDA*, in one process.
 
-Runs, in one process and one session, side by side:
+``python -m bench solve [--full] [--cap S] [--repeat N] [--heuristic H] [--csv FILE]``
+runs side by side:
 
 (a) the baseline (``bench/seed_ida.py``: CPython IDA*, Manhattan bound, the seed page's
     method) on the 3x3 instance ``8 6 7 2 5 4 3 0 1`` (31 moves) and on the 4x3 instance
     ``0 3 2 1 8 7 6 5 4 11 10 9`` (53 moves). The 4x3 run takes minutes in CPython, so it
-    runs to the end only with ``--full``; without it, it stops starting new passes after
-    ``--cap`` seconds and the table reports its node rate and the last bound finished;
-(b) puzzlespace through its API (``ps.solve``), on the same two instances, after one
-    warm-up solve of a short instance of the same puzzle (so numba's cache load / JIT and
-    the table build are excluded); best and median of ``--repeat`` warm solves;
-(c) the whole ``puzzlespace solve ... --quiet`` command as a subprocess (interpreter start,
-    import, numba cache load, solve, print), best of 3 after one warm-up run; on 3x3 the
-    baseline is also timed as a whole process (``python bench/seed_ida.py ...``) to match.
+    runs to the end only with ``--full``; without it, it starts no new pass after
+    ``--cap`` seconds and its row shows its node rate and the last bound finished;
+(b) puzzlespace through its API (``ps.solve``) on the same instances, after one warm-up
+    solve of a short instance (numba's cache load and the table build not counted);
+    best and median of ``--repeat`` warm solves;
+(c) the whole ``puzzlespace solve ... --quiet`` command (interpreter start, imports,
+    numba cache load, solve, print), best of 3 after one warm-up run; on 3x3 the baseline
+    is also timed as a whole process (``python -m bench.seed_ida ...``) to match.
 
-By default everything measures a copy of ``src/puzzlespace`` taken when the benchmark
-starts (``--live`` to measure the tree in place), so that edits made to the tree during
-the run cannot mix versions between rows; the copy's digest is printed.
-
-By default the process pins itself to one CPU (``--no-pin`` to leave it), and the
-subprocesses inherit that, so every number is a one-core number.
-
-Prints a table (case, length, nodes, seconds, nodes/s, speed-up over the baseline on the
-same instance) and writes it to ``bench/results/solve.csv``.
-
-    python bench/bench_solve.py --full     # everything to the end (a few minutes)
-    python bench/bench_solve.py            # baseline 4x3 capped at --cap seconds
+It measures a copy of ``src/puzzlespace`` taken as it starts (``--live``: the tree in
+place), so that edits during the run cannot mix versions; the copy's digest is printed.
+It pins itself to one CPU (``--no-pin`` to leave it), and the children inherit that.
+Prints the rows (case, length, nodes, seconds, nodes/s, speed-up over the baseline on
+the same instance); ``--csv FILE`` writes them too.
 """
 
 from __future__ import annotations
@@ -43,17 +37,13 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
-sys.path.insert(0, str(HERE))
-
-import seed_ida  # noqa: E402  (the baseline, next to this file)
-from harness import (  # noqa: E402  (shared helpers, next to this file)
-    cli_executable, cpu_model, fmt_int, fmt_rate, fmt_s, loadavg, pin_one_cpu, snapshot_package, src_digest,
-    time_process,
+from . import seed_ida
+from .harness import (
+    ROOT, SRC, cli_executable, cpu_model, fmt_int, fmt_rate, fmt_s, loadavg, pin_one_cpu, snapshot_package,
+    src_digest, time_process,
 )
 
-LIVE_SRC = ROOT / "src" / "puzzlespace"
+LIVE_SRC = SRC / "puzzlespace"
 
 INSTANCES = {
     "3x3": {
@@ -173,34 +163,37 @@ def run_cli(key, *, repeat, base, heuristic):
 
 
 def run_baseline_process(key, *, repeat):
-    """``python bench/seed_ida.py KEY START`` as a whole process (the fair match for the CLI)."""
+    """``python -m bench.seed_ida KEY START`` as a whole process (the fair match for the CLI)."""
     inst = INSTANCES[key]
-    cmd = [sys.executable, str(HERE / "seed_ida.py"), key, inst["start"]]
-    times, out = time_process(cmd, repeat)
+    cmd = [sys.executable, "-m", "bench.seed_ida", key, inst["start"]]
+    times, out = time_process(cmd, repeat, cwd=ROOT)
     m = re.search(r"^(\d+) moves, ([\d,]+) nodes, ([\d.]+) s", out, re.M)
     length, nodes, search_s = int(m.group(1)), int(m.group(2).replace(",", "")), float(m.group(3))
     assert length == inst["optimal"], (key, length)
     note = (f"whole process, best of {repeat} after 1 warm-up (median {fmt_s(statistics.median(times))}); "
             f"search alone {fmt_s(search_s)} as printed")
-    return Row("baseline: python seed_ida.py (process)", key, length, nodes, min(times),
+    return Row("baseline: python -m bench.seed_ida (process)", key, length, nodes, min(times),
                search_s=search_s, note=note)
 
 
 # --------------------------------------------------------------------------- main
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(
+        prog="python -m bench solve", description=__doc__.split("\n\n")[0],
+        epilog="The baseline, bench/seed_ida.py, is plain CPython in this folder (nothing to install); "
+               "alone: python -m bench.seed_ida 3x3 \"8 6 7 2 5 4 3 0 1\".")
     ap.add_argument("--full", action="store_true", help="run the baseline on 4x3 to the end (minutes)")
     ap.add_argument("--cap", type=float, default=60.0,
                     help="without --full: seconds after which the 4x3 baseline starts no new pass (default 60)")
     ap.add_argument("--repeat", type=int, default=3, help="timed repetitions for the fast cases (default 3)")
     ap.add_argument("--heuristic", default="walking",
-                    help="puzzlespace's bound (default walking: the core issue's max(MD+LC, WD); "
+                    help="puzzlespace's bound (default walking: max(MD+LC, WD), as first measured; "
                          "auto: the board's default, pattern databases on 4x3)")
     ap.add_argument("--no-pin", action="store_true", help="do not pin the process to one CPU")
     ap.add_argument("--live", action="store_true",
                     help="measure src/puzzlespace in place instead of a copy taken at the start")
-    ap.add_argument("--csv", type=Path, default=HERE / "results" / "solve.csv")
+    ap.add_argument("--csv", type=Path, help="also write the rows to this CSV file")
     args = ap.parse_args(argv)
 
     pin = "not pinned (--no-pin)" if args.no_pin else pin_one_cpu()
@@ -216,8 +209,8 @@ def main(argv=None) -> int:
     if Path(child).resolve().parent != measured.resolve():
         raise SystemExit(f"subprocesses import {child}, expected the package in {measured}")
 
-    print("puzzlespace solve benchmark (issue: core)")
-    print(f"  command   : {' '.join([Path(sys.executable).name] + sys.argv)}")
+    print("puzzlespace solve benchmark")
+    print(f"  command   : python -m bench solve {' '.join(argv or [])}")
     print(f"  date (UTC): {datetime.now(timezone.utc):%Y-%m-%d %H:%M:%S}")
     print(f"  machine   : {os.cpu_count()} CPUs, {cpu_model()}; {pin}")
     print(f"  python    : {platform.python_implementation()} {platform.python_version()}, numba {numba.__version__}, "
@@ -289,21 +282,21 @@ def main(argv=None) -> int:
         print(f"  measured digest {digest}; live src/puzzlespace digest now {live_now}"
               + (" (same)" if live_now == digest else " (the tree has changed since the copy was taken)"))
 
-    args.csv.parent.mkdir(parents=True, exist_ok=True)
-    with args.csv.open("w", newline="") as f:
-        wr = csv.writer(f)
-        wr.writerow(["case", "instance", "length", "nodes", "seconds", "search_seconds", "nodes_per_s",
-                     "speedup_vs_baseline", "finished", "note"])
-        for r in rows:
-            wr.writerow([r.case, r.instance, r.length if r.length is not None else "", r.nodes,
-                         f"{r.seconds:.6f}", "" if r.search_s is None else f"{r.search_s:.6f}",
-                         "" if r.rate is None else f"{r.rate:.0f}",
-                         "" if r.speedup is None else f"{r.speedup:.2f}", r.finished, r.note])
+    if args.csv:
+        with args.csv.open("w", newline="") as f:
+            wr = csv.writer(f)
+            wr.writerow(["case", "instance", "length", "nodes", "seconds", "search_seconds", "nodes_per_s",
+                         "speedup_vs_baseline", "finished", "note"])
+            for r in rows:
+                wr.writerow([r.case, r.instance, r.length if r.length is not None else "", r.nodes,
+                             f"{r.seconds:.6f}", "" if r.search_s is None else f"{r.search_s:.6f}",
+                             "" if r.rate is None else f"{r.rate:.0f}",
+                             "" if r.speedup is None else f"{r.speedup:.2f}", r.finished, r.note])
+        print(f"\nwrote {args.csv}")
     if not args.live:
         shutil.rmtree(measured.parent, ignore_errors=True)
-    print(f"\nwrote {args.csv.relative_to(ROOT) if args.csv.is_relative_to(ROOT) else args.csv}")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

@@ -61,8 +61,8 @@ table per state, peak RSS, speed against the baseline) and the targets met or no
 the table to ``bench/results/explore.csv`` and everything printed to
 ``bench/results/explore.log`` (``--quick``: ``explore_quick.csv``/``.log``).
 
-    python bench/bench_explore.py            # everything (several minutes, idle machine)
-    python bench/bench_explore.py --quick    # no 4x3/6x2 explore, tiny baseline prefix
+    python -m bench explore            # everything (several minutes, idle machine)
+    python -m bench explore --quick    # no 4x3/6x2 explore, tiny baseline prefix
 """
 
 from __future__ import annotations
@@ -78,22 +78,19 @@ import resource
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Optional
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
-sys.path.insert(0, str(HERE))
-
-import seed_bfs  # noqa: E402  (the baseline, next to this file)
-from harness import (  # noqa: E402  (shared helpers, next to this file)
-    cli_executable, cpu_model, fmt_int, fmt_rate, fmt_s, load1, loadavg, snapshot_package, src_digest,
+from . import seed_bfs
+from .harness import (
+    TIME, cli_executable, cpu_model, fmt_int, fmt_rate, fmt_s, load1, loadavg, run_measured, snapshot_package,
+    src_digest,
 )
 
-LIVE_SRC = ROOT / "src" / "puzzlespace"
+HERE = Path(__file__).resolve().parent
+LIVE_SRC = HERE.parent / "src" / "puzzlespace"
 
 #: (case, arguments after ``puzzlespace``, (God's number, antipodes, states), WxH for a baseline or None)
 CASES = [
@@ -401,43 +398,12 @@ def print_prefix(prefix: seed_bfs.BfsResult, scan: float) -> None:
 
 # --------------------------------------------------------------------------- puzzlespace explore as a process
 
-TIME = "/usr/bin/time"
-
-
-def run_child(cmd: list[str]) -> tuple[float, int, Optional[int], str, str]:
-    """(wall seconds, exit status, peak RSS bytes of the command, stdout, stderr).
-
-    The command runs under GNU ``/usr/bin/time -f %M`` (its maximum resident set size, KiB,
-    written to a file). Not ``os.wait4``/``RUSAGE_CHILDREN`` of this process: on Linux a
-    child's ``ru_maxrss`` starts from the RSS of the process it was forked from (exec
-    records the old address space's high-water mark), so a child of this benchmark (which
-    holds the baseline's 240 MB table) would report at least that; ``time`` is a small
-    process, so its child's figure is the child's own.
-    """
-    with tempfile.TemporaryDirectory() as tmp:
-        rss_file = Path(tmp) / "rss"
-        full = [TIME, "-f", "%M", "-o", str(rss_file)] + cmd if Path(TIME).exists() else cmd
-        with open(Path(tmp) / "out", "w+") as out, open(Path(tmp) / "err", "w+") as err:
-            t0 = time.perf_counter()
-            proc = subprocess.run(full, stdout=out, stderr=err)
-            dt = time.perf_counter() - t0
-            out.seek(0)
-            err.seek(0)
-            text_out, text_err = out.read(), err.read()
-        rss = None
-        if rss_file.exists():
-            words = rss_file.read_text().split()
-            if words and words[-1].isdigit():
-                rss = int(words[-1]) * 1024
-        return dt, proc.returncode, rss, text_out, text_err
-
-
 def run_explore(case, args, facts, repeat) -> tuple[Row, list[tuple]]:
     cmd = cli_executable() + args
     runs = []  # (wall, peak RSS, engine seconds, engine's peak_memory_bytes)
     data = None
     for i in range(repeat + 1):  # the first run is the warm-up
-        dt, rc, rss, out, err = run_child(cmd)
+        dt, rc, rss, out, err = run_measured(cmd)
         if rc != 0:
             raise RuntimeError(f"{' '.join(cmd)} failed ({rc}): {err.strip()[-2000:]}")
         data = json.loads(out)
@@ -474,7 +440,10 @@ def run_explore(case, args, facts, repeat) -> tuple[Row, list[tuple]]:
 # --------------------------------------------------------------------------- main
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(
+        prog="python -m bench explore", description=__doc__.split("\n\n")[0],
+        epilog="The baseline, bench/seed_bfs.py, is plain CPython in this folder (nothing to install); "
+               "alone: python -m bench.seed_bfs --board 3x3. Needs GNU /usr/bin/time for peak RSS.")
     ap.add_argument("--quick", action="store_true",
                     help="skip the 4x3 and 6x2 explore runs; tiny baseline prefix; one 3x3 baseline run")
     ap.add_argument("--baseline-layers", type=int, default=None,
@@ -487,6 +456,7 @@ def main(argv=None) -> int:
     ap.add_argument("--csv", type=Path, default=None, help="default bench/results/explore.csv (--quick: explore_quick.csv)")
     ap.add_argument("--log", type=Path, default=None, help="default bench/results/explore.log (--quick: explore_quick.log)")
     args = ap.parse_args(argv)
+    args.argv = argv or []
     suffix = "_quick" if args.quick else ""
     csv_path = args.csv or HERE / "results" / f"explore{suffix}.csv"
     log_path = args.log or HERE / "results" / f"explore{suffix}.log"
@@ -516,7 +486,7 @@ def _main(args, csv_path: Path, log_path: Path, k4: int, samples: int, base3_run
     ncpu = os.cpu_count() or 1
 
     print("puzzlespace explore benchmark")
-    print(f"  command   : {' '.join([Path(sys.executable).name] + sys.argv)}")
+    print(f"  command   : python -m bench explore {' '.join(args.argv)}")
     print(f"  date (UTC): {datetime.now(timezone.utc):%Y-%m-%d %H:%M:%S}")
     print(f"  machine   : {ncpu} CPUs, {cpu_model()}; not pinned")
     print(f"  python    : {platform.python_implementation()} {platform.python_version()}, numba {nb_version}, "
@@ -711,4 +681,4 @@ def _main(args, csv_path: Path, log_path: Path, k4: int, samples: int, base3_run
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

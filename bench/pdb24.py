@@ -10,28 +10,24 @@ Baseline in the same run: the same instances' bound under ``linear-conflict`` (M
 + linear conflict), to show how much of the distance each heuristic sees; and with
 ``--compare HEURISTIC`` every instance is solved a second time with that heuristic.
 
-    python bench/puzzle24.py --count 3 --walk 150 --min-h 58 --max-h 62 --compare pdb:6-6-6-6
+    python -m bench pdb24 --count 3 --walk 150 --min-h 58 --max-h 62 --compare pdb:6-6-6-6
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
-import os
 import random
 import sys
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 
+from . import harness  # first: it puts this tree's src on sys.path
+import puzzlespace as ps
+from puzzlespace.errors import SearchStopped
+from puzzlespace.solver import resolve_heuristic, search_problem_for
+
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-
-import harness  # noqa: E402
-
-import puzzlespace as ps  # noqa: E402
-from puzzlespace.errors import SearchStopped  # noqa: E402
-from puzzlespace.solver import resolve_heuristic, search_problem_for  # noqa: E402
 
 
 def random_walk(p, length: int, rng: random.Random):
@@ -43,8 +39,8 @@ def random_walk(p, length: int, rng: random.Random):
     return state
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m bench pdb24", description=__doc__.splitlines()[0])
     ap.add_argument("--heuristic", default="auto", help="auto: the 5x5 default blocks; or pdb:6-6-6-6 (row-major)")
     ap.add_argument("--count", type=int, default=3)
     ap.add_argument("--walk", type=int, default=200)
@@ -55,9 +51,8 @@ def main() -> None:
     ap.add_argument("--position", action="append", default=[], help="also solve this position")
     ap.add_argument("--compare", help="solve each instance again with this heuristic")
     ap.add_argument("--out", type=Path, default=HERE / "results" / "puzzle24.csv")
-    args = ap.parse_args()
-    print(f"machine: {harness.cpu_model()}, nproc {os.cpu_count()}, load {harness.loadavg()}; "
-          f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC")
+    args = ap.parse_args(argv)
+    harness.banner("pdb24", args.heuristic)
     p = ps.load_puzzle("5x5", " ".join(map(str, range(25))))
     t0 = time.perf_counter()
     problem = search_problem_for(p, args.heuristic, notify=lambda s: print("  " + s, flush=True))
@@ -81,6 +76,7 @@ def main() -> None:
         w.writerow(["position", "heuristic", "h", "h_linear_conflict", "length", "nodes", "seconds", "nodes_per_s"])
         w.writerows(rows)
     print(f"written {args.out}")
+    return 0
 
 
 def solve_one(p, s, heuristic, problem, classic, time_limit):
@@ -99,4 +95,4 @@ def solve_one(p, s, heuristic, problem, classic, time_limit):
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main(sys.argv[1:]))

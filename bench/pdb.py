@@ -17,8 +17,8 @@ instances with the fewest nodes under the first heuristic; it must give the same
 (the optimality cross-check) and its nodes and seconds give the ratio. Then the 4x3 seed
 instance (53 moves) warm with its default databases beside the classic bound.
 
-    python bench/korf100.py                          # 7-8 and 6-6-3, 2 threads
-    python bench/korf100.py --heuristics pdb:6-6-3 --threads 1
+    python -m bench pdb                          # 7-8 and 6-6-3, 2 threads
+    python -m bench pdb --heuristics pdb:6-6-3 --threads 1
 """
 
 from __future__ import annotations
@@ -29,21 +29,16 @@ import os
 import statistics
 import sys
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 
+from . import harness  # first: it puts this tree's src on sys.path
+import puzzlespace as ps
+from puzzlespace.batch import read_positions, solve_all
+from puzzlespace.pdb.store import listing
+from puzzlespace.solver import resolve_heuristic, search_problem_for
+
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
-sys.path.insert(0, str(HERE))
-
-import harness  # noqa: E402
-
-import puzzlespace as ps  # noqa: E402
-from puzzlespace.batch import read_positions, solve_all  # noqa: E402
-from puzzlespace.pdb.store import listing  # noqa: E402
-from puzzlespace.solver import resolve_heuristic, search_problem_for  # noqa: E402
-
-KORF = ROOT / "examples" / "korf100.txt"
+KORF = harness.KORF
 #: Published averages per instance (C, 2002-2004 hardware): nodes, seconds.
 PUBLISHED = {"manhattan": (401_189_630, None), "pdb:6-6-3": (617_555, 0.16), "pdb:7-8": (36_710, 0.034)}
 
@@ -70,16 +65,15 @@ def db_facts(puzzle, heuristic):
     return seconds, size / 2**20
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m bench pdb", description=__doc__.splitlines()[0])
     ap.add_argument("--heuristics", default="pdb:7-8,auto,pdb:6-6-3")
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--crosscheck", type=int, default=10)
     ap.add_argument("--out", type=Path, default=HERE / "results")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
-    print(f"machine: {harness.cpu_model()}, nproc {os.cpu_count()}, load {harness.loadavg()}; "
-          f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC; threads {args.threads}")
+    harness.banner("pdb", f"{args.threads} threads")
     p = ps.load_puzzle("4x4", " ".join(map(str, range(16))))
     items = read_positions(p, KORF.read_text().splitlines())
     summary, first = [], None
@@ -139,9 +133,8 @@ def main() -> None:
             w.writerow([s[0], s[1], f"{s[2]:.0f}", f"{s[3]:.3f}", f"{s[4]:.3f}", args.threads, f"{s[5]:.2f}",
                         f"{s[6]:.1f}", f"{s[7]:.1f}", s[8], s[9]])
     print(f"results in {args.out}/korf100_*.csv")
-    if not same:
-        sys.exit(1)
+    return 0 if same else 1
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main(sys.argv[1:]))

@@ -1,6 +1,6 @@
 """Out-of-core and Dask-cluster exploration side by side with the in-memory engine, in one run.
 
-``python bench/bench_scale.py [--repeat N] [--segments S] [--workers W] [--full] [PUZZLE ...]``
+``python -m bench scale [--repeat N] [--segments S] [--workers W] [--full] [PUZZLE ...]``
 runs, alternately, ``puzzlespace explore PUZZLE --threads 2 --json`` with the whole table
 in memory, the same with ``--segments S --out DIR`` (segment files in a fresh folder
 under the system's temporary folder), the marks packed and with ``--marks bitmap``, and,
@@ -26,7 +26,7 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-import harness
+from . import harness
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -60,7 +60,7 @@ def cluster_run(client, puzzle: str) -> tuple[float, float, int, dict, float]:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m bench scale", description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeat", type=int, default=3, help="timed runs per case and mode (default 3)")
     ap.add_argument("--segments", type=int, default=8, help="segments of the out-of-core runs (default 8)")
     ap.add_argument("--workers", type=int, default=0, help="also on a local Dask cluster of this many workers")
@@ -76,7 +76,6 @@ def _cluster(workers: int):
     if not workers:
         yield None
         return
-    sys.path.insert(0, str(ROOT / "src"))
     from puzzlespace.explore.dask_cluster import local_cluster
 
     with local_cluster(workers, threads=1) as client:
@@ -84,9 +83,7 @@ def _cluster(workers: int):
 
 
 def _measure(args, client) -> int:
-    head = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=ROOT, capture_output=True, text=True).stdout
-    print(f"# bench_scale at {head.strip()}; {os.cpu_count()} cores, {harness.cpu_model()}, load {harness.loadavg()}, "
-          f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+    harness.banner("scale", f"best of {args.repeat}, the in-memory engine alternated beside each mode")
     print("| case | mode | best wall s | best engine s | peak RSS MiB | / in memory (engine) | bytes between "
           "workers per state |")
     print("|---|---|---|---|---|---|---|")
@@ -128,4 +125,4 @@ def _measure(args, client) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

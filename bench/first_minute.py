@@ -1,7 +1,7 @@
 """A newcomer's first minute: start-up, first runs on an empty numba cache, and the
 whole install and demo, this tree beside a baseline commit in the same run.
 
-    python bench/bench_first_minute.py [BASE] [--rounds N] [--no-install]
+    python -m bench first-minute [BASE] [--rounds N] [--no-install]
 
 BASE (default: the commit before the first-minute work, d1a6c94) is checked out in a
 temporary git worktree. Prints Markdown tables:
@@ -27,10 +27,8 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import cpu_model, loadavg  # noqa: E402
+from . import harness
 
-ROOT = Path(__file__).resolve().parents[1]
 PYTHON = sys.executable
 
 STARTUP = [
@@ -97,40 +95,28 @@ def first_runs(versions: dict[str, Path], scratch: Path) -> None:
 
 def install(scratch: Path) -> None:
     print("\n### Install and demo in a fresh virtual environment (a clone of HEAD)\n")
-    clone = scratch / "clone"
-    subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
-    subprocess.run([PYTHON, "-m", "venv", str(clone / ".venv")], check=True)
-    env = dict(os.environ, PUZZLESPACE_CACHE=str(scratch / "install-cache"), VIRTUAL_ENV=str(clone / ".venv"),
-               PATH=f"{clone / '.venv' / 'bin'}:{os.environ['PATH']}")
-    env.pop("NUMBA_CACHE_DIR", None)
-    t0 = time.perf_counter()
-    done = subprocess.run("pip install -q . && puzzlespace demo", shell=True, cwd=clone, env=env,
-                          capture_output=True, text=True)
-    print(f"`pip install . && puzzlespace demo`: {time.perf_counter() - t0:.1f} s, exit {done.returncode}")
+    clone, env = harness.fresh_clone("HEAD", scratch)
+    seconds, status, _ = harness.timed_shell("pip install -q . && puzzlespace demo", clone, env)
+    print(f"`pip install . && puzzlespace demo`: {seconds:.1f} s, exit {status}")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("base", nargs="?", default="d1a6c94")
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--no-install", action="store_true")
-    options = parser.parse_args()
-    print(f"# bench_first_minute: this tree against {options.base}; {os.cpu_count()} cores, {cpu_model()}, "
-          f"load {loadavg()}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
-    with tempfile.TemporaryDirectory(prefix="puzzlespace-first-") as tmp:
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench first-minute", description=__doc__.splitlines()[0])
+    parser.add_argument("base", nargs="?", default="d1a6c94", help="the commit measured beside this tree (default d1a6c94)")
+    parser.add_argument("--rounds", type=int, default=5, help="start-up runs, the minimum kept (default 5)")
+    parser.add_argument("--no-install", action="store_true", help="leave out the install and demo")
+    options = parser.parse_args(argv)
+    harness.banner("first-minute", f"this tree against {options.base}")
+    with tempfile.TemporaryDirectory(prefix="puzzlespace-first-") as tmp, harness.worktree(options.base) as base:
         scratch = Path(tmp)
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "-q", "--detach", str(scratch / "base"),
-                        options.base], check=True)
-        try:
-            versions = {"this": ROOT / "src", options.base: scratch / "base" / "src"}
-            startup(versions, options.rounds, scratch)
-            first_runs(versions, scratch)
-            if not options.no_install:
-                install(scratch)
-        finally:
-            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(scratch / "base")])
-    print(f"\nload after: {loadavg()}")
+        versions = {"this": harness.SRC, options.base: base / "src"}
+        startup(versions, options.rounds, scratch)
+        first_runs(versions, scratch)
+        if not options.no_install:
+            install(scratch)
+    print(f"\nload after: {harness.loadavg()}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main(sys.argv[1:]))

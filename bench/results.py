@@ -1,12 +1,13 @@
-"""Explore the puzzles whose results the seeds do not print, and write docs/results.md.
+"""The explorations docs/results.md lists, a row each, in the table format of that page.
 
-Usage: python bench/new_results.py [--threads N]   (a few minutes on 2 cores)
-Each row is produced by the command shown beside it; the 7x2 section is added by hand
-from its own run (see docs/results.md).
+``python -m bench results [--threads N] [--out FILE]`` explores each puzzle of ``JOBS`` in
+memory (a few minutes on 2 cores) and writes the rows to ``--out`` (default
+``docs/results-generated.md``). There is no baseline: each row is a result, and a
+complete exploration checks its depth counts against the family's count of positions.
 
-``python bench/new_results.py --from-json RUN.json ...`` prints the rows of runs too long
-for this script, from the ``explore --json`` output of each and the GNU ``time -v``
-report beside it (``RUN.time.txt``: the command and its wall time).
+``python -m bench results --from-json RUN.json ...`` prints the rows of runs too long for
+this suite, from the ``explore --json`` output of each and the GNU ``time -v`` report
+beside it (``RUN.time.txt``: the command and its wall time).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import sys
 import time
 from pathlib import Path
 
-import harness
+from . import harness
 import puzzlespace as ps
 from puzzlespace.explore import explore
 
@@ -34,16 +35,16 @@ JOBS = [
 ]
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--threads", type=int, default=os.cpu_count())
-    ap.add_argument("--out", default="docs/results-generated.md")
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m bench results", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--threads", type=int, default=os.cpu_count(), help="threads (default: the cores)")
+    ap.add_argument("--out", default="docs/results-generated.md", help="the rows written (default docs/results-generated.md)")
     ap.add_argument("--from-json", nargs="+", metavar="RUN.json", help="rows from saved runs instead")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     if args.from_json:
         for path in args.from_json:
             print("\n".join(saved_rows(Path(path))))
-        return
+        return 0
     lines = [
         f"Machine: `nproc` = {os.cpu_count()}, CPU `{harness.cpu_model()}`, Python {platform.python_version()}; "
         f"date {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC; {args.threads} threads.",
@@ -63,6 +64,7 @@ def main() -> None:
         lines.append(f"| ↳ depth counts | {counts} | | | | |")
         print(lines[-2], flush=True)
     Path(args.out).write_text("\n".join(lines) + "\n")
+    return 0
 
 
 def saved_rows(path: Path) -> list[str]:
@@ -79,4 +81,4 @@ def saved_rows(path: Path) -> list[str]:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

@@ -1,6 +1,6 @@
 """Two versions of puzzlespace side by side: whole commands, alternated, in one run.
 
-``python bench/bench_ab.py --base REV [--repeat N] [CASE ...]`` checks ``REV`` out into a
+``python -m bench ab --base REV [--repeat N] [CASE ...]`` checks ``REV`` out into a
 temporary git worktree and runs each case's command with that tree's ``src`` and with a
 copy of this tree's ``src`` taken at the start (edits during the run do not count) on
 ``PYTHONPATH``, alternately (base, this, base, this, ...), so a
@@ -37,9 +37,9 @@ import tempfile
 import time
 from pathlib import Path
 
-import harness
+from . import harness
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = harness.ROOT
 CASES = {
     "4x3": ["explore", "4x3", "--threads", "2", "--json"],
     "6x2": ["explore", "6x2", "--threads", "2", "--json"],
@@ -79,7 +79,7 @@ def run(src: Path, args: list[str], cache: Path) -> tuple[float, float]:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m bench ab", description=__doc__.split("\n\n")[0])
     ap.add_argument("--base", required=True, help="the commit to compare with")
     ap.add_argument("--repeat", type=int, default=5, help="timed runs per case and version (default 5)")
     ap.add_argument("cases", nargs="*", default=list(CASES), help=f"cases (default: {' '.join(CASES)})")
@@ -89,37 +89,28 @@ def main(argv=None) -> int:
         ap.error(f"unknown case(s) {unknown}; choose from {list(CASES)}")
     base_rev = subprocess.run(["git", "rev-parse", "--short", args.base], cwd=ROOT, capture_output=True,
                               text=True, check=True).stdout.strip()
-    head = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=ROOT, capture_output=True, text=True,
-                          check=True).stdout.strip()
-    print(f"# bench_ab: base {base_rev} against {head} (src {harness.src_digest(ROOT / 'src')}); {os.cpu_count()} cores, {harness.cpu_model()}, "
-          f"load {harness.loadavg()}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
-    with tempfile.TemporaryDirectory(prefix="puzzlespace-ab-") as tmp:
-        tree = Path(tmp) / "base"
-        subprocess.run(["git", "worktree", "add", "--detach", str(tree), base_rev], cwd=ROOT, check=True,
-                       capture_output=True)
-        try:
-            this = Path(tmp) / "this"
-            shutil.copytree(ROOT / "src", this, ignore=shutil.ignore_patterns("__pycache__"))
-            versions = {"base": tree / "src", "this": this}
-            print("| case | version | best wall s | median wall s | best engine s | median engine s |")
-            print("|---|---|---|---|---|---|")
-            for case in args.cases:
-                times: dict[str, list[tuple[float, float]]] = {v: [] for v in versions}
-                for name, src in versions.items():  # warm-up: numba's cache
-                    run(src, CASES[case], Path(tmp) / f"cache-{name}")
-                for _ in range(args.repeat):
-                    for name, src in versions.items():
-                        times[name].append(run(src, CASES[case], Path(tmp) / f"cache-{name}"))
-                for name in versions:
-                    walls, engines = [t[0] for t in times[name]], [t[1] for t in times[name]]
-                    print(f"| {case} | {name} | {min(walls):.3f} | {statistics.median(walls):.3f} | "
-                          f"{min(engines):.3f} | {statistics.median(engines):.3f} |")
-                ratio = min(t[1] for t in times["this"]) / min(t[1] for t in times["base"])
-                print(f"| {case} | this / base | | | {ratio:.3f} | |", flush=True)
-        finally:
-            subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=ROOT, capture_output=True)
+    harness.banner("ab", f"base {base_rev} against this tree (src {harness.src_digest(ROOT / 'src')})")
+    with tempfile.TemporaryDirectory(prefix="puzzlespace-ab-") as tmp, harness.worktree(base_rev) as tree:
+        this = Path(tmp) / "this"
+        shutil.copytree(ROOT / "src", this, ignore=shutil.ignore_patterns("__pycache__"))
+        versions = {"base": tree / "src", "this": this}
+        print("| case | version | best wall s | median wall s | best engine s | median engine s |")
+        print("|---|---|---|---|---|---|")
+        for case in args.cases:
+            times: dict[str, list[tuple[float, float]]] = {v: [] for v in versions}
+            for name, src in versions.items():  # warm-up: numba's cache
+                run(src, CASES[case], Path(tmp) / f"cache-{name}")
+            for _ in range(args.repeat):
+                for name, src in versions.items():
+                    times[name].append(run(src, CASES[case], Path(tmp) / f"cache-{name}"))
+            for name in versions:
+                walls, engines = [t[0] for t in times[name]], [t[1] for t in times[name]]
+                print(f"| {case} | {name} | {min(walls):.3f} | {statistics.median(walls):.3f} | "
+                      f"{min(engines):.3f} | {statistics.median(engines):.3f} |")
+            ratio = min(t[1] for t in times["this"]) / min(t[1] for t in times["base"])
+            print(f"| {case} | this / base | | | {ratio:.3f} | |", flush=True)
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

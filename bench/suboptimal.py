@@ -1,6 +1,6 @@
 """Weighted IDA* on Korf's 100, beside the ``slidingpuzzle`` package's weighted A*, in one run.
 
-``python bench/bench_suboptimal.py [--weights 1 1.5 2 3] [--threads 1]
+``python -m bench suboptimal [--weights 1 1.5 2 3] [--threads 1]
 [--slidingpuzzle PYTHON] [--sp-count 10] [--sp-timeout 30] [--p24 50] [--fast 10x10 20x20]``
 
 1. Our side: Korf's 100 random 15-puzzle instances (``examples/korf100.txt``, goal
@@ -31,23 +31,19 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-import harness
+from . import harness  # first: it puts this tree's src on sys.path
+import puzzlespace as ps
+from puzzlespace.batch import read_positions, solve_all
+from puzzlespace.solver import plan_solving
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "src"))
-
-import puzzlespace as ps  # noqa: E402
-from puzzlespace.batch import read_positions, solve_all  # noqa: E402
-from puzzlespace.solver import plan_solving  # noqa: E402
+ROOT = harness.ROOT
 
 KORF_GOAL = " ".join(map(str, range(16)))
 ONE = """
@@ -81,13 +77,16 @@ def theirs(python: str, start: tuple, weight: str, timeout: float, size=(4, 4), 
     return json.loads(done.stdout) if done.returncode == 0 else None
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m bench suboptimal", description=__doc__.splitlines()[0])
     ap.add_argument("--weights", nargs="+", default=["1", "1.5", "2", "3"])
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--anytime", type=float, nargs="*", default=[0.005, 0.01], metavar="SECONDS",
                     help="also anytime search with these time limits per instance")
-    ap.add_argument("--slidingpuzzle", metavar="PYTHON")
+    ap.add_argument("--slidingpuzzle", metavar="PYTHON",
+                    help="a Python with the slidingpuzzle package (the outside baseline), kept out of this "
+                         "environment: python3 -m venv /tmp/spenv && /tmp/spenv/bin/pip install slidingpuzzle, "
+                         "then --slidingpuzzle /tmp/spenv/bin/python")
     ap.add_argument("--sp-count", type=int, default=10)
     ap.add_argument("--sp-timeout", type=float, default=30.0)
     ap.add_argument("--p24", type=int, default=0, metavar="N", help="also N random 24-puzzle positions at weight 2")
@@ -98,15 +97,15 @@ def main() -> None:
                     help="the sizes where slidingpuzzle's greedy search is run beside fast (it finishes 6x6 in "
                          "about 30 s and no 10x10 in 60 s)")
     ap.add_argument("--skip-korf", action="store_true", help="leave out sections 1 and 2")
-    args = ap.parse_args()
-    print(f"# bench_suboptimal: {harness.cpu_model()}, nproc {os.cpu_count()}, load {harness.loadavg()}, "
-          f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+    args = ap.parse_args(argv)
+    harness.banner("suboptimal")
     if not args.skip_korf:
         korf(args)
     if args.p24:
         puzzle24(args.p24, args.p24_limit)
     for size in args.fast:
         fast(size, args.fast_count, args.slidingpuzzle if size in args.sp_fast else None, args.sp_timeout)
+    return 0
 
 
 def korf(args) -> None:
@@ -211,4 +210,4 @@ def fast(size: str, count: int, python: str | None, timeout: float) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main(sys.argv[1:]))

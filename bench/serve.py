@@ -1,6 +1,6 @@
 """How fast ``puzzlespace serve`` answers a hint, once warm.
 
-``python bench/bench_serve.py [--count 100] [--fresh-cache]``
+``python -m bench serve [--count 100] [--fresh-cache]``
 
 Starts ``puzzlespace serve --port 0`` and, for 3x3, 4x3 and 4x4 (the default 6-6-3
 databases), opens the puzzle (with ``--fresh-cache``, into an empty cache, so that the
@@ -22,17 +22,13 @@ import subprocess
 import sys
 import tempfile
 import time
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import numpy as np
 
-import harness
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
-
-import puzzlespace as ps  # noqa: E402
-from puzzlespace.solver import plan_solving  # noqa: E402
+from . import harness  # first: it puts this tree's src on sys.path
+import puzzlespace as ps
+from puzzlespace.solver import plan_solving
 
 PUZZLES = ["3x3", "4x3", "4x4"]
 
@@ -53,16 +49,15 @@ def stats(times: list[float]) -> str:
     return f"{t.mean():.4f} | {np.percentile(t, 95):.4f} | {t.max():.4f}"
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m bench serve", description=__doc__.splitlines()[0])
     ap.add_argument("--count", type=int, default=100)
     ap.add_argument("--fresh-cache", action="store_true", help="start from an empty cache (databases built)")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     env = dict(os.environ)
     if args.fresh_cache:
         env["PUZZLESPACE_CACHE"] = os.environ["PUZZLESPACE_CACHE"] = tempfile.mkdtemp(prefix="bench-serve-")
-    print(f"# bench_serve: {harness.cpu_model()}, nproc {os.cpu_count()}, load {harness.loadavg()}, "
-          f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {args.count} positions a puzzle")
+    harness.banner("serve", f"{args.count} positions a puzzle")
     server = subprocess.Popen([sys.executable, "-m", "puzzlespace", "serve", "--port", "0", "--time-limit", "60"],
                               stdout=subprocess.PIPE, text=True, env=env)
     try:
@@ -98,7 +93,8 @@ def main() -> None:
     finally:
         server.terminate()
         server.wait(10)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main(sys.argv[1:]))

@@ -1,6 +1,6 @@
 """What ``solve --html`` and ``--svg`` add to a solve, and the page's size.
 
-``python bench/bench_pages.py [--repeat 20]``
+``python -m bench pages [--repeat 20]``
 
 For each case, in one run: the solve (warm: tables built, compiled code cached) and the
 page and picture made from its solution (best of ``--repeat``), with the page's bytes.
@@ -10,17 +10,12 @@ Target: the page adds at most 50 ms, and a 100-move page is under 200 kB.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
-from pathlib import Path
 
-import harness
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
-
-import puzzlespace as ps  # noqa: E402
-from puzzlespace.pages import solution_html, solution_svg  # noqa: E402
+from . import harness  # first: it puts this tree's src on sys.path
+import puzzlespace as ps
+from puzzlespace.pages import solution_html, solution_svg
 
 KORF_GOAL = " ".join(map(str, range(16)))
 CASES = [("4x3", None, "0 3 2 1/8 7 6 5/4 11 10 9", "auto"),
@@ -37,12 +32,11 @@ def best(repeat: int, run) -> tuple[float, object]:
     return min(times), out
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m bench pages", description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=20)
-    args = ap.parse_args()
-    print(f"# bench_pages: {harness.cpu_model()}, nproc {os.cpu_count()}, load {harness.loadavg()}, "
-          f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+    args = ap.parse_args(argv)
+    harness.banner("pages", f"best of {args.repeat}")
     print("| puzzle | moves | solve s | page s | picture s | page / solve | page bytes |")
     print("|---|---|---|---|---|---|---|")
     import numpy as np
@@ -56,7 +50,8 @@ def main() -> None:
         svg_s, _ = best(max(1, args.repeat // 4), lambda: solution_svg(sol))
         print(f"| {name} | {sol.length} | {solve_s:.4f} | {page_s:.4f} | {svg_s:.4f} | {page_s / solve_s:.2f} | "
               f"{len(page.encode()):,} |", flush=True)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main(sys.argv[1:]))

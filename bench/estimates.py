@@ -1,7 +1,7 @@
 """Estimates against what the work then takes: pattern-database builds and an exploration,
 each predicted by the calibrated estimator and by the constant it replaced, then run.
 
-    python bench/bench_estimates.py [--skip-24]
+    python -m bench estimates [--skip-24]
 
 In a fresh cache each time (so that the probe runs, as on a newcomer's machine): the
 4x3 (pdb:6-5), 15-puzzle (pdb:6-6-3) and 24-puzzle (pdb:6-6-6-6, about 10 minutes to
@@ -19,16 +19,13 @@ import os
 import sys
 import tempfile
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import cpu_model, loadavg  # noqa: E402
-
-import puzzlespace as ps  # noqa: E402
-from puzzlespace import cache  # noqa: E402
-from puzzlespace.explore.estimate import exploration_estimate  # noqa: E402
-from puzzlespace.explore.engine import explore  # noqa: E402
-from puzzlespace.pdb.heuristic import pattern_plan, pattern_problem  # noqa: E402
+from . import harness  # first: it puts this tree's src on sys.path
+import puzzlespace as ps
+from puzzlespace import cache
+from puzzlespace.explore.estimate import exploration_estimate
+from puzzlespace.explore.engine import explore
+from puzzlespace.pdb.heuristic import pattern_plan, pattern_problem
 
 #: The estimate the calibration replaced: core-seconds per entry of a build.
 OLD_RATE = 1.4e-6
@@ -66,13 +63,12 @@ def _row(work: str, estimate, probe: float, actual: float, old: float | None) ->
             f"{'-' if old is None else format(old, '.1f')} | {old_ratio} |")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench estimates", description=__doc__.splitlines()[0])
     parser.add_argument("--skip-24", action="store_true")
     parser.add_argument("--threads", type=int, default=os.cpu_count())
-    options = parser.parse_args()
-    print(f"# bench_estimates: {os.cpu_count()} cores, {cpu_model()}, load {loadavg()}, "
-          f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {options.threads} threads")
+    options = parser.parse_args(argv)
+    harness.banner("estimates", f"{options.threads} threads")
     # numba's compiled code loaded first: neither an estimate nor a run counts compiling
     with tempfile.TemporaryDirectory() as folder, cache.use(folder):
         pattern_problem(ps.load_puzzle("3x3"), "pdb:4-4", threads=options.threads)
@@ -84,8 +80,9 @@ def main() -> None:
             continue
         print(build_row(name, heuristic, options.threads), flush=True)
     print(explore_row("4x3", options.threads), flush=True)
-    print(f"\nload after: {loadavg()}")
+    print(f"\nload after: {harness.loadavg()}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main(sys.argv[1:]))
