@@ -68,8 +68,8 @@ def main(argv=None) -> int:
         for name in PUZZLES:
             t0 = time.perf_counter()
             opened = post(url, "/api/open", {"name": name})
-            if opened["build"]:
-                post(url, "/api/prepare", {"game": opened["game"]})
+            while opened["build"] and not post(url, "/api/prepare", {"game": opened["game"]})["ready"]:
+                time.sleep(0.5)  # the databases build in the server's background; it answers with their progress
             first = time.perf_counter() - t0
             p = ps.load_puzzle(name)
             plan = plan_solving(p).ready()

@@ -73,8 +73,12 @@ def test_segments_in_files_match_the_engine(tmp_path, monkeypatch, name, segment
         f.name for f in tmp_path.glob("*.bin"))
 
 
-@pytest.mark.parametrize("segments", [1, 2, 3, 7])
-@pytest.mark.parametrize("in_files", [False, True], ids=["in memory", "in files"])
+# Three segments in files by default; the other splits run slow (the small boards' tests
+# above run each split's code).
+@pytest.mark.parametrize("segments, in_files", [
+    pytest.param(segments, in_files, marks=() if (segments, in_files) == (3, True) else pytest.mark.slow,
+                 id=f"{'in files' if in_files else 'in memory'}-{segments}")
+    for in_files in (False, True) for segments in (1, 2, 3, 7)])
 def test_4x3_by_segments_matches_the_engine(tmp_path, segments, in_files):
     result = explore_segmented(ps.load_puzzle("4x3"), segments=segments, threads=2, keep_table=True,
                                antipode_limit=20, out_dir=tmp_path if in_files else None)
@@ -257,7 +261,7 @@ def test_a_full_disk_says_which_layer_is_intact_and_whether_a_bitmap_would_bound
     assert ("--marks bitmap" in str(caught.value)) == advice
 
 
-@settings(max_examples=100, deadline=None)
+@settings(deadline=None)
 @given(st.lists(st.integers(0, 10**6), max_size=300), st.lists(st.integers(1, 10**6), max_size=6, unique=True))
 def test_marks_are_grouped_by_segment_in_order(marks, starts):
     from puzzlespace.explore.segments import partition_marks
@@ -270,7 +274,7 @@ def test_marks_are_grouped_by_segment_in_order(marks, starts):
         assert out[offsets[k]:offsets[k + 1]].tolist() == [m for m in marks.tolist() if edges[k] <= m < edges[k + 1]]
 
 
-@settings(max_examples=100, deadline=None)
+@settings(deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(1, 3 << 16), st.integers(0, 1 << 17), st.integers(0, 400))
 def test_marks_inside_a_segment_are_merged_and_the_others_kept_in_order(seed, span, lo, count):
     """The one-loop merge of a segment's marks against merge_marks of those filtered in Python."""
@@ -456,7 +460,7 @@ def test_out_of_core_passes_write_only_the_blocks_they_changed(tmp_path, monkeyp
     assert written["blocks"] + written["whole"] < sum(tables)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(deadline=None)
 @given(st.integers(1, 5 * (1 << 14)), st.data())
 def test_writing_the_flagged_blocks_makes_the_file_the_table(size, data):
     """A file that differs from a table only in flagged blocks equals it once those blocks
@@ -483,7 +487,7 @@ def test_writing_the_flagged_blocks_makes_the_file_the_table(size, data):
     assert written == sum(len(table[b * step:(b + 1) * step]) for b in np.flatnonzero(dirty))
 
 
-@settings(max_examples=100, deadline=None)
+@settings(deadline=None)
 @given(st.lists(st.integers(0, 5000), max_size=400), st.integers(0, 10**12))
 def test_a_bitmap_of_marks_gives_back_its_ranks(ranks, lo):
     """Marks set in a bitmap and read back in pieces: the distinct ranks, in order, from
@@ -526,7 +530,7 @@ def test_a_bitmap_of_marks_of_the_wrong_size_is_refused(tmp_path, monkeypatch):
         assert r.exit_code == 2 and len(r.stderr.splitlines()) == 1 and "corrupt" in r.stderr, r.output
 
 
-@settings(max_examples=60, deadline=None)
+@settings(deadline=None)
 @given(st.sampled_from(["jump:9", "4x3", "flip:5x5"]), st.integers(1, 2), st.integers(1, 12),
        st.integers(-5000, 5000))
 def test_the_segments_chosen_fit_the_memory_as_they_are_cut(name, tables, parts, off):
@@ -596,7 +600,8 @@ def test_a_disk_filling_under_the_segment_files_is_one_line_and_resumes(tmp_path
     cmd = ["explore", "flip:5x5", "--segments", "3", "--out", str(out), "--json", "--marks", marks]
     r = CliRunner().invoke(app, cmd)
     assert r.exit_code == 2 and len(r.stderr.splitlines()) == 1 and "No space left" in r.stderr, r.output
-    assert "is intact" in r.stderr and ("--marks bitmap" in r.stderr) == (marks == "packed")
+    assert "is intact" in r.stderr and ("a bit per state: --marks bitmap" in r.stderr) == (marks == "packed")
+    assert "--resume" in r.stderr and ("--marks bitmap" in r.stderr)
     monkeypatch.undo()
     r = CliRunner().invoke(app, cmd + ["--resume"])
     assert r.exit_code == 0 and json.loads(r.stdout)["depth_counts"] == reference("flip:5x5").depth_counts, r.output

@@ -164,7 +164,7 @@ def test_flip_lines_are_turned_over_by_handles_drawn_round_the_board(games):
     (lambda g: g.move("sliding:3x3", None, "Q"), "not legal"),
     (lambda g: g.move("sliding:3x3", None, 1.5), "code or label"),
     (lambda g: g.scramble("sliding:3x3", depth=4), "needs the tablebase"),
-    (lambda g: g.scramble("sliding:3x3", depth=-1), "at least 0"),
+    (lambda g: g.scramble("sliding:3x3", depth=-1), "from 0 to"),
 ])
 def test_bad_requests_are_puzzle_errors(games, call, message):
     games.open(name="3x3")
@@ -228,18 +228,28 @@ def test_pattern_databases_to_build_are_announced_with_their_cost(games):
 # ---- a real server --------------------------------------------------------------------
 
 @contextmanager
-def _serving(**env):
-    """``puzzlespace serve --port 0`` in its own process, with ``env`` added to its environment; its URL."""
-    proc = subprocess.Popen([sys.executable, "-m", "puzzlespace", "serve", "--port", "0", "--time-limit", "60"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, **env})
+def server_process(env: dict | None = None, stderr=subprocess.PIPE, preexec_fn=None, args=()):
+    """``puzzlespace serve --port 0`` (and ``args``) in its own process, with ``env`` added to its
+    environment, its stderr to ``stderr`` and ``preexec_fn`` run in it before it starts; the
+    process and its URL."""
+    command = [sys.executable, "-m", "puzzlespace", "serve", "--port", "0", "--time-limit", "60", *args]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=stderr, text=True,
+                            env={**os.environ, **(env or {})}, preexec_fn=preexec_fn)
     try:
         line = proc.stdout.readline()
         match = re.search(r"http://\S+/", line)
-        assert match, line + proc.stderr.read()
-        yield match.group(0)
+        assert match, line + (proc.stderr.read() if proc.stderr else "")
+        yield proc, match.group(0)
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+@contextmanager
+def _serving(**env):
+    """A server (:func:`server_process`) with ``env`` added to its environment; its URL."""
+    with server_process(env) as (_, url):
+        yield url
 
 
 @pytest.fixture(scope="module")
@@ -491,12 +501,13 @@ def test_opening_another_puzzle_takes_the_hint_away(browser, server):
     _no_hint_shown(browser)
 
 
-#: The page's requests to build databases wait until the test calls ``releasePrepare()``, so
-#: that the page stays busy building for as long as the test looks at it.
+#: The page's first request to build databases waits until the test calls ``releasePrepare()``,
+#: so that the page stays busy building for as long as the test looks at it.
 HOLD_PREPARE = """
 const fetchNow = window.fetch;
-window.fetch = (url, init) => !String(url).endsWith("/api/prepare") ? fetchNow(url, init)
-  : new Promise((go) => { window.releasePrepare = () => go(fetchNow(url, init)); });
+let held = false;
+window.fetch = (url, init) => held || !String(url).endsWith("/api/prepare") ? fetchNow(url, init)
+  : new Promise((go) => { held = true; window.releasePrepare = () => go(fetchNow(url, init)); });
 """
 #: While the page is busy building a puzzle's databases: the controls that can still be used;
 #: a click on the old board and an arrow key are tried meanwhile.

@@ -803,13 +803,20 @@ def _left(out: Path | None, intact: int | None) -> str:
             else "run it again")
 
 
+#: Why a worker may have left a run, the likeliest first: one that leaves without a word
+#: was killed more often than stopped by its nanny or dropped by the scheduler.
+LEAVING_CAUSES = ("killed by the system's out-of-memory killer or by a signal; else over its memory limit; else "
+                  "unresponsive past the scheduler's timeout (worker-ttl), or its machine gone")
+
+
 def _lost_message(lost: list[str], depth: int, then: str) -> str:
     """What to say after losing workers ``lost`` (none named: the cause says which)
-    during pass ``depth`` (-1: while starting), which leaves ``then`` (see :func:`_left`)."""
+    during pass ``depth`` (-1: while starting), which leaves ``then`` (see :func:`_left`):
+    what is known (which worker left, when), then its likely causes in order, then ``then``."""
     if not lost:
         return then
-    return (f"worker {', '.join(lost)} left the cluster {_when(depth)} (killed, over its memory limit, silent past "
-            f"the scheduler's worker-ttl, or its machine gone) and took its segments with it; {then}")
+    return (f"worker {', '.join(lost)} left the cluster {_when(depth)}, taking its segments with it (likely "
+            f"{LEAVING_CAUSES}); {then}")
 
 
 def _unanswered(exc: Unanswered, depth: int, left: str) -> PuzzleError:
@@ -832,7 +839,8 @@ def _raise_remote(future, depth: int, left: str) -> None:
         raise WorkerLost(f"task {future.key!r} was {future.status}; {_lost_message([], depth, left)}")
     exc = future.exception()
     if isinstance(exc, dask_distributed().KilledWorker):
-        raise WorkerLost(f"a worker died running {future.key!r}; {_lost_message([], depth, left)}") from None
+        raise WorkerLost(f"a worker died running {future.key!r} {_when(depth)} (likely {LEAVING_CAUSES}); "
+                         f"{_lost_message([], depth, left)}") from None
     if isinstance(exc, MemoryError):
         raise PuzzleError(f"a worker ran out of memory running {future.key!r} ({exc}); use more workers or "
                           f"segments, or workers with more memory; {_lost_message([], depth, left)}") from None

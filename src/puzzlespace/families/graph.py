@@ -33,6 +33,8 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 MAX_NODES = 400
+#: The most edges a graph can have: those of the complete graph on MAX_NODES nodes.
+MAX_EDGES = MAX_NODES * (MAX_NODES - 1) // 2
 #: The largest graph file read, in characters (a complete graph of MAX_NODES nodes takes about 1.5 M).
 MAX_FILE_CHARS = 8_000_000
 
@@ -68,19 +70,32 @@ def _node_names(value: Any, where: str) -> list[str]:
             raise PuzzleError(f"{where}: 'nodes' must be between 2 and {MAX_NODES}, got {value}")
         return [str(i) for i in range(value)]
     if isinstance(value, list) and all(isinstance(v, (str, int)) and not isinstance(v, bool) for v in value):
+        if not 2 <= len(value) <= MAX_NODES:  # first: the checks below cost the list's length
+            raise PuzzleError(f"{where}: a graph needs 2..{MAX_NODES} nodes, got {len(value)}")
         names = [str(v) for v in value]
-        if len(set(names)) != len(names):
-            dup = next(v for v in names if names.count(v) > 1)
+        dup = _first_repeat(names)
+        if dup is not None:
             raise PuzzleError(f"{where}: node {dup!r} is listed twice")
-        if not 2 <= len(names) <= MAX_NODES:
-            raise PuzzleError(f"{where}: a graph needs 2..{MAX_NODES} nodes, got {len(names)}")
         return names
     raise PuzzleError(f"{where}: 'nodes' must be a count or a list of names")
+
+
+def _first_repeat(items: Sequence[str]) -> str | None:
+    """The first item equal to an earlier one, or None (one pass: linear time)."""
+    seen: set[str] = set()
+    for item in items:
+        if item in seen:
+            return item
+        seen.add(item)
+    return None
 
 
 def _edges(value: Any, index: dict[str, int], where: str) -> tuple[tuple[int, int], ...]:
     if not isinstance(value, list):
         raise PuzzleError(f"{where}: 'edges' must be a list of [node, node] pairs")
+    if len(value) > MAX_EDGES:
+        raise PuzzleError(f"{where}: a graph of at most {MAX_NODES} nodes has at most {MAX_EDGES:,} edges, "
+                          f"got {len(value):,}")
     edges, seen = [], set()
     for e in value:
         if not (isinstance(e, list) and len(e) == 2):
