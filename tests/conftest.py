@@ -3,8 +3,15 @@ import signal
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 ROOT = Path(__file__).resolve().parents[1]
+
+# Property tests try 50 examples each by default (a test may ask fewer), 300 with
+# ``--hypothesis-profile=slow``, which the slow run passes.
+settings.register_profile("default", max_examples=50, deadline=None)
+settings.register_profile("slow", max_examples=300, deadline=None)
+settings.load_profile("default")
 
 # The tests that press Ctrl-C send SIGINT to a child, which must take it as a terminal's
 # Ctrl-C: a shell that starts the suite in the background ignores SIGINT, and a child

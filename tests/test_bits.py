@@ -63,7 +63,7 @@ def test_first_in_layer_skips_blocks_without_the_layer():
     assert list(out[:tb2.first_in_layer(table, 0, size, 1, blocks, out)]) == [states[0], states[2]]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(deadline=None)
 @given(st.integers(0, 300), st.integers(0, 9), st.integers(0, 2**32 - 1))
 def test_value_counts_match_entry_by_entry(nbytes, offset, seed):
     """A word at a time (with any start and a partial last word) against each entry."""

@@ -129,7 +129,7 @@ def test_bad_json_graph(tmp_path):
 PUZZLES = ["3x3", "sliding:4x3", "jump:5", "jump:4:1,3", "flip:3x3", "flip:4x2"]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(deadline=None)
 @given(st.sampled_from(PUZZLES), st.text(alphabet=string.printable + "□■ー１", max_size=40))
 def test_random_text_never_crashes(puzzle, text):
     r = run("check", puzzle, "--", text)
@@ -163,7 +163,7 @@ def near_valid(draw):
     return puzzle, sep.join(map(str, cells))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(deadline=None)
 @given(near_valid())
 def test_near_valid_positions(case):
     puzzle, text = case

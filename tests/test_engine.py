@@ -99,7 +99,7 @@ class _EchoSpace:
         self.kernel = neighbours_kernel(_echo, self.kernel_data)
 
 
-@settings(max_examples=80, deadline=None)
+@settings(deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(1, 2), st.integers(35, 3000), st.integers(1, 3), st.booleans(),
        st.floats(0, 20))
 def test_the_walk_lists_every_frontier_state_once_in_order(seed, value, batch, copies, sparse, batches):

@@ -23,7 +23,7 @@ from reference import tracked_walk_length_reference
 boards = st.tuples(st.integers(2, 12), st.integers(2, 12))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(deadline=None)
 @given(size=boards, seed=st.integers(0, 2**32 - 1), any_goal=st.booleans(), walk=st.sampled_from([0, 30, 1000]))
 def test_fast_solutions_replay_to_the_goal(size, seed, any_goal, walk):
     """Random positions (walk 0) or positions a long random walk away, from any goal."""
@@ -56,7 +56,7 @@ def test_the_goal_is_solved_by_no_moves():
     assert ps.solve(p, p.goal, method="fast").moves == []
 
 
-@settings(max_examples=200, deadline=None)
+@settings(deadline=None)
 @given(size=st.tuples(st.integers(2, 4), st.integers(2, 4)), seed=st.integers(0, 2**32 - 1),
        tracked=st.integers(0, 2))
 def test_the_compiled_searches_match_a_plain_search(size, seed, tracked):
@@ -90,7 +90,7 @@ def test_the_compiled_searches_match_a_plain_search(size, seed, tracked):
         assert all(abs(a - b) in (1, w) and (abs(a - b) == w or a // w == b // w) for a, b in zip(cells, cells[1:]))
 
 
-@settings(max_examples=100, deadline=None)
+@settings(deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), moves=st.integers(0, 16))
 def test_a_window_is_solved_optimally(seed, moves):
     """_optimal_between finds the optimum between two 3x3 positions (bidirectional BFS's)."""

@@ -17,7 +17,7 @@ def _quotients(xs, m, s):
     return out
 
 
-@settings(max_examples=300, deadline=None)
+@settings(deadline=None)
 @given(st.integers(1, 10**7), st.integers(1, 2**62), st.data())
 def test_divisor_is_exact_below_its_bound(d, bound, data):
     m, s = divisor(d, bound)

@@ -670,7 +670,7 @@ def test_ctrl_c_at_any_moment_is_one_line(trial):
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-FUZZ = settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+FUZZ = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                         HealthCheck.function_scoped_fixture])
 WORDS = st.one_of(
     st.sampled_from(["2x2", "3x2", "sliding:2x3", "jump:3", "jump:4:1,3", "flip:2x2", "flip:3x2", "graph:g.json",

@@ -80,7 +80,7 @@ def random_goal_and_start(name: str, seed: int):
     return p, p.random_position(rng)
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(["flip:2x2", "flip:3x3", "flip:3x4", "flip:4x4", "flip:5x3", "flip:5x5"]),
        st.integers(0, 2**32 - 1))
 def test_ida_matches_bidirectional_bfs(name, seed):

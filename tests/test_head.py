@@ -32,7 +32,7 @@ def plain_bfs(name: str, segments: int):
     return _BFS[name, segments]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(deadline=None)
 @given(st.sampled_from(PUZZLES), st.sampled_from([1, 2, 3, 7]), st.integers(0, BUDGETS))
 def test_the_head_is_the_first_layers_up_to_its_budget(name, segments, budget):
     p, starts, layers, crossing = plain_bfs(name, segments)

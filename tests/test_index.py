@@ -32,7 +32,7 @@ def test_unrank_covers_exactly_the_reachable_set(name):
     else:
         assert reachable <= set(states)
 
-@settings(max_examples=200, deadline=None)
+@settings(deadline=None)
 @given(st.sampled_from(["4x3", "3x4", "4x4", "jump:9", "jump:9:1,3", "6x2", "flip:6x6", "flip:5x4"]), st.data())
 def test_rank_unrank_roundtrip_large(name, data):
     p = ps.load_puzzle(name)
@@ -47,7 +47,7 @@ def _random_table(name: str) -> np.ndarray:
     size = ps.load_puzzle(name).state_index().size
     return np.random.default_rng(len(name)).integers(0, 256, len(new_table(size)), dtype=np.uint8)
 
-@settings(max_examples=80, deadline=None)
+@settings(deadline=None)
 @given(st.sampled_from(["3x3", "4x2", "2x4", "3x2", "jump:6", "jump:6:1,3", "jump:6:2,3", "jump:7:1,2", "4x3", "6x2"]),
        st.integers(0, 2**32 - 1), st.integers(1, 2), st.integers(1, 8), st.sampled_from([1, 100, 1 << 19]))
 def test_fast_expansion_matches_reference(name, seed, value, suffix_length, table_limit):
@@ -103,7 +103,8 @@ def test_expansion_from_mid_word_of_a_skipped_block():
     assert nxt == ix.size and count > 0
     assert sorted(out[:count]) == sorted(out[:expand_span(ix, table, block + 5, ix.size, 1, flags, out, ranks)[0]])
 
-@settings(max_examples=200, deadline=None)
+
+@settings(deadline=None)
 @given(st.integers(3, 14), st.data())
 def test_window_change_matches_ranking(m, data):
     """The rank change of a token shift, from the Lehmer digits alone, against decoding,
@@ -130,7 +131,7 @@ def test_suffix_table_digits_and_parity(length, step):
         assert [(int(table[off]) >> (3 * j)) & 7 for j in range(length)] == digits
         assert int(table[off]) >> 31 == sum(digits) & 1
 
-@settings(max_examples=80, deadline=None)
+@settings(deadline=None)
 @given(st.sampled_from(["3x3", "4x3", "6x2", "jump:7:1,2", "jump:6:1,3", "3x2"]), st.integers(0, 2**32 - 1),
        st.integers(1, 2), st.booleans())
 def test_rank_steps_match_plain_python(name, seed, value, close):

@@ -1,11 +1,12 @@
 """Layers import downward only, and no two packages import each other.
 
 From the bottom: primitives (errors, contracts, bit tables, fast division, data files, the
-cache folder, resources, positions, graphs and their distances, argument parsing, figures
+cache folder, resources, positions, graphs and their distances, figures
 and their SVG renderer, lazy names, compiled code and the calibration's rates); algorithms (``search``, ``explore``: no family, no pattern database); families
 and what is specific to them (``families``, ``pdb``); planning and its products
 (``solver``, ``batch``, ``registry``, ``pages``, ``plot``, ``play``, ``warmup``); the
-command line.
+command line (``cli``; ``cliparse``, how it reads its arguments; ``cliprint``, how it
+shows what it does).
 Every import counts, those inside functions too.
 """
 
@@ -18,11 +19,11 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "puzzlespace"
 
 LAYERS = [
     {"errors", "_version", "contracts", "fastdiv", "datafile", "bits", "cache", "resources", "positions", "graphs",
-     "distances", "cliparse", "drawing", "render", "lazy", "compiled", "calibration"},
+     "distances", "drawing", "render", "lazy", "compiled", "calibration"},
     {"search", "explore"},
     {"families", "pdb"},
     {"solver", "batch", "registry", "pages", "plot", "play", "warmup"},
-    {"cli", "web", "__main__", "__init__"},
+    {"cli", "cliparse", "cliprint", "web", "__main__", "__init__"},
 ]
 LEVEL = {unit: i for i, units in enumerate(LAYERS) for unit in units}
 

@@ -14,14 +14,14 @@ from puzzlespace.explore.packing import DIGIT_BITS, pack_marks, read_blocks, sor
 RANKS = st.lists(st.integers(0, (1 << 62) - 1) | st.integers(0, 300), max_size=300)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(deadline=None)
 @given(RANKS)
 def test_packing_round_trips_to_the_distinct_sorted_ranks(ranks):
     marks = np.array(ranks, dtype=np.int64)
     assert np.array_equal(unpack_marks(pack_marks(marks.copy())), np.unique(marks))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(deadline=None)
 @given(st.lists(st.integers(0, (1 << 63) - 1), max_size=300), st.integers(0, 62),
        st.none() | st.integers(0, 3 * DIGIT_BITS + 2))
 def test_the_radix_sort_orders_as_numpy_does(ranks, offset, spread):
@@ -49,7 +49,7 @@ def _file(blocks: list[list[int]], path) -> tuple[bytes, int]:
     return path.read_bytes(), check
 
 
-@settings(max_examples=100, deadline=None)
+@settings(deadline=None)
 @given(st.lists(st.lists(st.integers(0, 1 << 40), min_size=1, max_size=50), max_size=6))
 def test_framed_blocks_read_back_and_the_writers_crc_is_the_files(tmp_path_factory, blocks):
     path = tmp_path_factory.mktemp("blocks") / "sent.bin"

@@ -19,7 +19,7 @@ from puzzlespace.solver import search_problem_for
 from reference import pattern_distances_reference
 from puzzles import random_solvable
 
-SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @settings(deadline=None)

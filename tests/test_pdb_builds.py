@@ -187,9 +187,9 @@ def test_pdb_list_and_remove(tmp_path):
 def test_the_build_bars_time_left_grows_while_the_entries_stall():
     """The time left is the larger of the estimate's remainder and the rate so far's: a
     build's last layers give few entries, and the bar says so rather than a second left."""
-    from puzzlespace.cli import _time_left
+    from puzzlespace.calibration import time_left
 
-    assert _time_left(0.0, 0, 100, 10.0) == "about 10 s left"
-    said = [_time_left(elapsed, 88, 100, 9.0) for elapsed in (8.0, 16.0, 40.0)]
+    assert time_left(0.0, 0, 100, 10.0) == "about 10 s left"
+    said = [time_left(elapsed, 88, 100, 9.0) for elapsed in (8.0, 16.0, 40.0)]
     assert said == ["about 1 s left", "about 2 s left", "about 5 s left"]
-    assert _time_left(600.0, 50, 100, 60.0) == "about 10 min left"
+    assert time_left(600.0, 50, 100, 60.0) == "about 10 min left"

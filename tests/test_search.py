@@ -13,7 +13,7 @@ from puzzlespace.search.bfs import bfs, bidirectional_bfs, depth_counts
 from puzzlespace.solver import search_problem_for
 from puzzles import random_connected_graph, random_solvable
 
-SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def assert_ida_optimal(p, start):

@@ -10,11 +10,13 @@ worker threads; each solve releases the GIL while it searches.
 
 from __future__ import annotations
 
+import csv
+import json
 import re
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Iterable, Iterator, Sequence
+from typing import Iterable, Iterator, Sequence, TextIO
 
 from .errors import PuzzleError, SearchStopped, Unsolvable
 from .families.base import Puzzle, State
@@ -29,7 +31,8 @@ class BatchResult:
     ``invalid`` (a line that is not a position of the puzzle; ``reason`` says why and
     ``start`` is empty). ``lower_bound``: the optimum is at least this many moves (the
     length itself when the solution is proven optimal; for a stopped search, what it
-    proved)."""
+    proved). ``lengths``: the solution's length in each metric its family counts
+    (:attr:`~puzzlespace.solver.Solution.lengths`)."""
 
     id: str
     start: State
@@ -40,9 +43,11 @@ class BatchResult:
     moves: list
     reason: str = ""
     lower_bound: int | None = None
+    lengths: dict[str, int] = field(default_factory=dict)
 
     def row(self) -> dict:
-        """The record written per line (CSV columns :data:`FIELDS`; JSON adds ``start`` and ``reason``)."""
+        """The record written per line (CSV columns :data:`FIELDS`; JSON adds ``start``, ``reason`` and
+        ``lengths``)."""
         return {"id": self.id, "status": self.status, "length": self.length, "lower_bound": self.lower_bound,
                 "nodes": self.nodes,
                 "seconds": round(self.seconds, 6), "moves": " ".join(map(str, self.moves)),
@@ -84,6 +89,19 @@ def read_positions(puzzle: Puzzle, lines: Iterable[bytes | str]) -> list[tuple[s
     if bad:
         raise PuzzleError(bad)
     return [(ident, state) for ident, state, _ in entries]
+
+
+def checked_entries(puzzle: Puzzle, lines: Iterable[bytes | str], name: str, strict: bool
+                    ) -> list[tuple[str, State | None, str]]:
+    """:func:`read_entries` of the file ``name``; PuzzleError where it holds no line at
+    all, or with ``strict`` where any line is not a position (naming the first)."""
+    entries = read_entries(puzzle, lines)
+    bad = [problem for _, _, problem in entries if problem]
+    if not entries:
+        raise PuzzleError(f"{name!r} holds no positions")
+    if bad and strict:
+        raise PuzzleError(f"{bad[0]} ({len(bad)} bad line{'s' if len(bad) > 1 else ''}; --strict solves none)")
+    return entries
 
 
 def invalid(ident: str, problem: str) -> BatchResult:
@@ -130,10 +148,56 @@ def solve_all(
                                lower_bound=exc.lower_bound)
         primary = next(iter(sol.notations.values()), sol.moves)
         return BatchResult(ident, start, "solved", sol.length, sol.nodes, sol.seconds, list(primary),
-                           lower_bound=sol.proven_lower_bound)
+                           lower_bound=sol.proven_lower_bound, lengths=sol.lengths)
 
     pool = ThreadPoolExecutor(max_workers=max(1, threads), thread_name_prefix="puzzlespace-batch")
     try:
         yield from pool.map(one, items)
     finally:  # on Ctrl-C do not wait for the searches still running
         pool.shutdown(wait=False, cancel_futures=True)
+
+
+def solve_entries(puzzle: Puzzle, entries: Sequence[tuple[str, State | None, str]], **options
+                  ) -> Iterator[BatchResult]:
+    """The results of every entry of :func:`read_entries` in order: its positions solved
+    by :func:`solve_all` (given ``options``), its bad lines as :func:`invalid` rows."""
+    items = [(ident, state) for ident, state, problem in entries if not problem]
+    solved = solve_all(puzzle, items, **options) if items else iter(())
+    for ident, state, problem in entries:
+        yield invalid(ident, problem) if problem else next(solved)
+
+
+@dataclass
+class Tally:
+    """What a batch's rows held: positions solved, stopped and bad lines; nodes searched
+    and seconds searching in all."""
+
+    rows: int = 0
+    solved: int = 0
+    stopped: int = 0
+    invalid: int = 0
+    nodes: int = 0
+    seconds: float = 0.0
+
+
+def write_results(results: Iterable[BatchResult], fmt: str, sink: TextIO) -> Tally:
+    """Write each result to ``sink`` as it comes, flushed (so that a long batch shows its
+    answers, and keeps them): ``"csv"`` (a header, then :data:`FIELDS`) or ``"jsonl"``
+    (the row with ``start`` and ``reason``, a JSON object a line)."""
+    writer = csv.DictWriter(sink, fieldnames=FIELDS) if fmt == "csv" else None
+    if writer:
+        writer.writeheader()
+    tally = Tally()
+    for r in results:
+        if writer:
+            writer.writerow(r.row())
+        else:
+            sink.write(json.dumps(dict(r.row(), start=list(r.start), reason=r.reason, lengths=r.lengths)) + "\n")
+        sink.flush()
+        tally.rows += 1
+        tally.solved += r.status == "solved"
+        tally.stopped += r.status == "stopped"
+        tally.invalid += r.status == "invalid"
+        tally.nodes += r.nodes
+        tally.seconds += r.seconds
+    return tally

@@ -38,6 +38,12 @@ def cache_dir() -> Path:
     return Path(base) / "puzzlespace"
 
 
+def used_bytes() -> int:
+    """The bytes of every file under :func:`cache_dir`."""
+    root = cache_dir()
+    return sum(f.stat().st_size for f in root.rglob("*") if f.is_file()) if root.exists() else 0
+
+
 def file_stem(identity: str, goal) -> str:
     """A file-name stem for a puzzle (its identity) and goal: the identity made safe, then a digest of the goal."""
     slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", identity)[-60:]

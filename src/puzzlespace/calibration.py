@@ -50,6 +50,15 @@ class Estimate:
         return f"about {low} to {high}, the machine being busy"
 
 
+def time_left(elapsed: float, done: float, total: float, expected: float) -> str:
+    """What is left of work ``expected`` to take that many seconds, ``elapsed`` seconds
+    and ``done`` of ``total`` units into it: the larger of the estimate's remainder and
+    what the rate so far leaves (a build's last layers give few entries, so neither alone
+    holds to the end)."""
+    left = max(expected - elapsed, elapsed * (total - done) / done if done else 0.0, 0.0)
+    return f"about {left:.0f} s left" if left < 90 else f"about {left / 60:.0f} min left"
+
+
 def _duration(seconds: float) -> str:
     if seconds < 1:
         return "1 s"

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import difflib
 import math
+import os
 import sys
+from fractions import Fraction
 from pathlib import Path
 
 import click
@@ -121,8 +123,9 @@ def usage_message(exc: click.UsageError) -> str:
         return f"unknown option {exc.option_name} ({f'did you mean {near[0]}?' if near else where})"
     if isinstance(exc, click.MissingParameter):
         return f"{_plain(exc.format_message())} ({where})"
-    if isinstance(exc, click.BadParameter):
-        return _plain(exc.format_message()).replace("'--", "--").replace("':", ":")
+    if isinstance(exc, click.BadParameter) and exc.param is not None:  # --output, not click's '-o' / '--output'
+        name = max(exc.param.opts, key=len) if isinstance(exc.param, click.Option) else exc.param.human_readable_name
+        return f"invalid value for {name}: {_plain(exc.message)}"
     message = _plain(exc.format_message())
     if "unexpected extra argument" in message:
         return f"{message} (quote a position that holds spaces; {where})"
@@ -156,6 +159,49 @@ class FilePath(click.ParamType):
         if "\x00" in text or not text:
             self.fail(f"{text!r} is not a path", param, ctx)
         return Path(text)
+
+
+class OutputPath(FilePath):
+    """A path the command writes, refused in one line as the command line is read, before
+    any work, where nothing could be written: for a file, a directory, or a folder that
+    is missing (unless ``made``: the command makes the folders), is not a folder or
+    cannot be written in; with ``folder``, for a directory, a file, or a nearest folder
+    that is not one or cannot be written in. Values in ``keep`` (``cache``, say) are
+    taken as they are, and a device or a named pipe (``/dev/stdout``) as a file is."""
+
+    def __init__(self, folder: bool = False, made: bool = False, keep: tuple[str, ...] = ()):
+        self.folder, self.made, self.keep = folder, made or folder, keep
+
+    def convert(self, value, param, ctx):
+        path = super().convert(value, param, ctx)
+        if str(value) in self.keep:
+            return path
+        try:
+            problem = self._problem(path, str(value))
+        except OSError as exc:  # a name too long, a folder that cannot be searched
+            problem = f"{str(value)!r}: {exc.strerror or exc}"
+        if problem:
+            self.fail(problem, param, ctx)
+        return path
+
+    def _problem(self, path: Path, text: str) -> str | None:
+        """Why nothing could be written at ``path`` (``text`` as given), or None."""
+        if self.folder and path.exists() and not path.is_dir():
+            return f"{text!r} is a file; give a directory"
+        if not self.folder and path.exists() and not path.is_file() and not path.is_dir():
+            return None  # a device or a named pipe, written as a stream
+        if not self.folder and (path.is_dir() or text.endswith("/") or path.name in ("", ".", "..")):
+            return f"{text!r} is a directory; give a file name in it"
+        nearest = path if self.folder else path.parent
+        while self.made and not nearest.exists() and nearest != nearest.parent:
+            nearest = nearest.parent
+        if not nearest.exists():
+            return f"the directory {str(nearest)!r} does not exist"
+        if not nearest.is_dir():
+            return f"{str(nearest)!r} is not a directory"
+        if not os.access(nearest, os.W_OK | os.X_OK):
+            return f"cannot write in the directory {str(nearest)!r} (permission denied)"
+        return None
 
 
 class Count(click.ParamType):
@@ -197,3 +243,35 @@ class LazyConsole:
 
             self._console = Console(stderr=self._stderr, highlight=False, soft_wrap=True)
         return getattr(self._console, name)
+
+
+class SegmentCount(Count):
+    """A number of segments or of workers: 1 to the most a checkpoint holds (its module,
+    which loads compiled code, is read as such an option is given, not as the command starts)."""
+
+    def __init__(self):
+        super().__init__(1)
+
+    def convert(self, value, param, ctx):
+        from .explore.checkpoint import MAX_SEGMENTS
+
+        self.high = MAX_SEGMENTS
+        return super().convert(value, param, ctx)
+
+
+class Weight(click.ParamType):
+    """A search weight W >= 1, as an exact fraction (``1.5`` is 3/2)."""
+
+    name = "weight"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, Fraction):
+            return value
+        from .errors import PuzzleError
+        from .search.ida import weight_coefficients
+
+        try:
+            q, p = weight_coefficients(value)
+        except PuzzleError as exc:
+            self.fail(str(exc), param, ctx)
+        return Fraction(p, q)

@@ -47,3 +47,19 @@ class Figure:
     spots: tuple[Spot, ...]
     edges: tuple[tuple[int, int], ...] = ()
     marks: tuple[Mark, ...] = ()
+
+
+def side_by_side(pictures: list[str], labels: list[str], width: int = 100) -> str:
+    """Text pictures of boards side by side, each under its label, in rows at most
+    ``width`` characters wide."""
+    blocks = [[lab] + pic.splitlines() for lab, pic in zip(labels, pictures)]
+    col = max(len(line) for b in blocks for line in b) + 3
+    per_row = max(1, width // col)
+    rows = []
+    for i in range(0, len(blocks), per_row):
+        chunk = blocks[i : i + per_row]
+        height = max(map(len, chunk))
+        rows.append("\n".join(
+            "".join((b[k] if k < len(b) else "").ljust(col) for b in chunk).rstrip() for k in range(height)
+        ))
+    return "\n\n".join(rows)

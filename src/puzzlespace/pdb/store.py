@@ -35,6 +35,7 @@ from ..cache import cache_dir, file_stem
 from ..calibration import Estimate, estimate, rate
 from ..compiled import watch
 from .space import PatternSpace
+from .split import SplitPatternSpace, pattern_spaces
 
 MAGIC = b"PUZZLESPACE-PDB 1\n"
 SUFFIX = ".pspdb"
@@ -49,9 +50,11 @@ def pdb_dir(root: str | Path | None = None) -> Path:
     return Path(root) / "pdb" if root is not None else cache_dir() / "pdb"
 
 
-def pdb_path(spec: str, goal: Sequence[int], tiles: Sequence[int], root: str | Path | None = None) -> Path:
-    """File of the database of ``tiles`` for puzzle ``spec`` with ``goal``."""
-    return pdb_dir(root) / f"{file_stem(spec, goal)}-t{'.'.join(map(str, tiles))}{SUFFIX}"
+def pdb_path(spec: str, goal: Sequence[int], tiles: Sequence[int], root: str | Path | None = None,
+             kind: str = "") -> Path:
+    """File of the database of ``tiles`` for puzzle ``spec`` with ``goal``; ``kind`` names
+    the tables of one group that are not the single-tile one (``split``, ``projection``)."""
+    return pdb_dir(root) / f"{file_stem(spec, goal)}-t{'.'.join(map(str, tiles))}{'-' + kind if kind else ''}{SUFFIX}"
 
 
 @dataclass
@@ -154,14 +157,17 @@ class BuildCost:
     checkpoint: int
 
 
-def build_cost(puzzle, space: PatternSpace, threads: int) -> BuildCost:
-    """The cost of building ``space``'s database (a group of ``puzzle``'s tiles) with ``threads`` threads."""
+def build_cost(puzzle, space: PatternSpace | SplitPatternSpace, threads: int) -> BuildCost:
+    """The cost of building ``space``'s database (a group of ``puzzle``'s tiles) with
+    ``threads`` threads (a split space builds on one, a byte per state, no checkpoint)."""
     from ..explore.engine import plan
 
-    table = plan(space, threads, False).memory
+    split = isinstance(space, SplitPatternSpace)
+    threads = 1 if split else threads
+    table = space.size if split else plan(space, threads, False).memory
     file, checkpoint = build_disk(puzzle.identity, puzzle.goal, space, threads)
     return BuildCost(space.tiles, space.placements, build_estimate(puzzle, space.n, space.k, space.size, threads),
-                     memory=table + space.placements, file=file, checkpoint=checkpoint)
+                     memory=table + space.placements, file=file, checkpoint=0 if split else checkpoint)
 
 
 #: The most slots of a probe's abstract space (a few tenths of a second to build).
@@ -193,10 +199,10 @@ def _probe(puzzle, size: int, threads: int) -> tuple[float, int]:
     from .space import pattern_distances
 
     tiles = [puzzle.goal[v] for v in puzzle.pattern_order() if puzzle.goal[v]][:size]
-    space = PatternSpace(puzzle.graph.neighbors, puzzle.goal, tiles)
+    space = pattern_spaces(puzzle, tiles)[0]
     with watch(f"the pattern-database build of {puzzle.spec}", "build") as compiles:
         t0 = time.perf_counter()
-        pattern_distances(space, threads=threads)
+        space.distances() if isinstance(space, SplitPatternSpace) else pattern_distances(space, threads=threads)
         return time.perf_counter() - t0 - compiles.seconds, space.size
 
 
@@ -212,7 +218,7 @@ def build_disk(spec: str, goal: Sequence[int], space: PatternSpace, threads: int
 
 def cached_state(spec: str, goal: Sequence[int], space: PatternSpace, root: str | Path | None = None) -> str:
     """Why the database of ``space`` must be built ('' when the cache holds it, judged by its header and size)."""
-    path = pdb_path(spec, goal, space.tiles, root)
+    path = pdb_path(spec, goal, space.tiles, root, space.kind)
     if (partial_dir(path) / cp.MANIFEST).exists():
         return "resuming an interrupted build"
     if not path.exists():
@@ -252,6 +258,8 @@ def build(spec: str, goal: Sequence[int], space: PatternSpace, *, threads: int |
     from ..explore.engine import LayerState
     from .space import pattern_distances
 
+    if isinstance(space, SplitPatternSpace):
+        return _build_split(spec, goal, space, progress, stop)
     threads = threads or os.cpu_count() or 1
     expected = _expected(spec, goal, space)
     resume, before = None, 0.0
@@ -289,6 +297,18 @@ def build(spec: str, goal: Sequence[int], space: PatternSpace, *, threads: int |
     return PatternDatabase(header, table)
 
 
+def _build_split(spec: str, goal: Sequence[int], space: SplitPatternSpace, progress, stop) -> PatternDatabase:
+    """:func:`build` of a split space: on one thread, in one go (a build of seconds keeps
+    no checkpoint); ``progress`` follows its levels."""
+    report = progress and (lambda done, known: progress(space.placements * done // known, space.placements))
+    with watch(f"the pattern-database build of {spec}", "build") as compiles:
+        t0 = time.perf_counter()
+        table = space.distances(report, stop)
+        header = dict(_expected(spec, goal, space), seconds=round(time.perf_counter() - t0 - compiles.seconds, 3),
+                      threads=1)
+    return PatternDatabase(header, table)
+
+
 def _resume(directory: Path, expected: dict, space: PatternSpace):
     """((layer state, database so far), seconds spent) of the build checkpointed in
     ``directory``; a checkpoint of another build is an error."""
@@ -321,7 +341,7 @@ def obtain(spec: str, goal: Sequence[int], space: PatternSpace, *, root: str | P
     the table as in :func:`read`. A build checkpoints itself beside its file and resumes
     from there after an interruption (unless ``rebuild``); see :func:`build`.
     """
-    path = pdb_path(spec, goal, space.tiles, root)
+    path = pdb_path(spec, goal, space.tiles, root, space.kind)
     why = "not in the cache"
     if path.exists() and not rebuild:
         try:
@@ -425,3 +445,35 @@ def partial_builds(root: str | Path | None = None) -> list[tuple[Path, dict, int
         held = sum(f.stat().st_size for f in directory.iterdir() if f.is_file())
         found.append((directory.with_suffix(""), cp.peek_manifest(directory), held))
     return found
+
+
+def catalogue(root: str | Path | None = None) -> list[dict]:
+    """Every database file in the cache, then every partial build (:func:`listing`,
+    :func:`partial_builds`), as a record: ``name`` (the file's, less :data:`SUFFIX`),
+    ``path`` and ``bytes``; a file's header fields where they are sound, ``problem`` (''
+    or why it cannot be read) and ``last_used`` (its access time); a build's ``partial``
+    (True), ``puzzle``, ``tiles``, ``entries`` and ``depth`` (None where its manifest
+    lacks them)."""
+    files = [dict(h or {}, name=path.name.removesuffix(SUFFIX), path=str(path), problem=why,
+                  bytes=path.stat().st_size, last_used=path.stat().st_atime) for path, h, why in listing(root)]
+    return files + [dict(name=path.name.removesuffix(SUFFIX), path=str(path) + ".partial", partial=True,
+                         puzzle=m.get("puzzle"), tiles=m.get("tiles"), entries=m.get("entries"),
+                         depth=m.get("depth"), bytes=held) for path, m, held in partial_builds(root)]
+
+
+def removal_targets(names: Sequence[str], every: bool, root: str | Path | None = None) -> list[Path]:
+    """The database files (and their partial builds: see :func:`remove`) that ``names``
+    name, or with ``every`` all of them and every partial build; PuzzleError for a name
+    of none, or for names with ``every`` or neither."""
+    if every == bool(names):
+        raise PuzzleError("name the databases to remove (see 'puzzlespace pdb list') or give --all, not both")
+    folder = pdb_dir(root)
+    if every:
+        return sorted(set(folder.glob(f"*{SUFFIX}")) | {d.with_suffix("") for d in folder.glob("*.partial")})
+    targets = []
+    for name in names:
+        path = folder / (name if name.endswith(SUFFIX) else name + SUFFIX)
+        if "/" in name or not (path.exists() or path.with_name(path.name + ".partial").exists()):
+            raise PuzzleError(f"no pattern database named {name!r} in {str(folder)!r} (see 'puzzlespace pdb list')")
+        targets.append(path)
+    return targets
