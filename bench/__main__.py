@@ -16,6 +16,9 @@ SUITES = {
     "explore": ("explore", "explore 3x3, flip:5x5, 4x3 and 6x2 as whole commands: time and peak RSS",
                 "bench/seed_bfs.py, a plain-CPython BFS over a byte a rank: 3x3 run whole, 4x3 and 6x2 "
                 "extrapolated from its first 24 layers", "3 min; --quick 30 s"),
+    "mtm-explore": ("mtm_explore", "explore 4x3:mtm, 5x2:mtm and 6x2:mtm (multi-tile metric) as whole commands: "
+                    "engine seconds and peak RSS", "explore of the same boards in the single-tile metric, "
+                    "alternated in the same run", "4 min"),
     "scale": ("scale", "explore by segments in files (marks packed, and --marks bitmap) and, with --workers W, "
               "on a local Dask cluster", "the in-memory engine, alternated in the same run",
               "2 min for 4x3 6x2, 5 more for flip:7x6; --full adds 7x2 out of core (35 min)"),
@@ -33,6 +36,9 @@ SUITES = {
     "suboptimal": ("suboptimal", "weighted and anytime IDA* on Korf's 100, the 24-puzzle at weight 2, --method fast",
                    "the optimum (weight 1), linear-conflict, slidingpuzzle's searches (--slidingpuzzle PYTHON)",
                    "1 min; up to 20 with slidingpuzzle"),
+    "mtm-solve": ("mtm_solve", "optimal multi-tile-metric solves: the 4x3:mtm antipodes, the transposed 15-puzzle goal, "
+                  "random 15-puzzle positions (pdb:6-6-3 line-move tables)",
+                  "the same positions solved in the single-tile metric", "10-20 min (2 min to build the tables)"),
     "pages": ("pages", "solve --html and --svg: the page and picture made from a solution",
               "the solve itself", "1 min"),
     "serve": ("serve", "puzzlespace serve: hints of random 3x3, 4x3 and 4x4 positions over HTTP",

@@ -146,3 +146,58 @@ def layers_and_crossing(p, starts: Sequence[int], limit: int | None = None) -> t
         if limit is not None and sum(map(len, layers)) > limit:
             break
     return layers, counts
+
+
+def mtm_moves_reference(width: int, height: int, state: tuple[int, ...]) -> list[tuple[int, ...]]:
+    """Reference for the multi-tile metric's moves: every position where the blank went
+    1, 2, ... cells up, down, left or right, the tiles in its way each one cell back."""
+    b = state.index(0)
+    r, c = divmod(b, width)
+    out = []
+    for dr, dc in ((-1, 0), (1, 0), (0, -1), (0, 1)):
+        s, rr, cc = list(state), r + dr, c + dc
+        at = b
+        while 0 <= rr < height and 0 <= cc < width:
+            v = rr * width + cc
+            s[at], s[v] = s[v], 0
+            out.append(tuple(s))
+            at, rr, cc = v, rr + dr, cc + dc
+    return out
+
+
+def mtm_distances_reference(width: int, height: int, goal: tuple[int, ...]) -> dict[tuple[int, ...], int]:
+    """Reference for exploring and solving in the multi-tile metric: a dictionary BFS from
+    ``goal`` over :func:`mtm_moves_reference` (plain Python: boards up to 9 cells)."""
+    dist = {goal: 0}
+    queue = deque([goal])
+    while queue:
+        state = queue.popleft()
+        for nxt in mtm_moves_reference(width, height, state):
+            if nxt not in dist:
+                dist[nxt] = dist[state] + 1
+                queue.append(nxt)
+    return dist
+
+
+_MTM_DISTANCES: dict = {}
+
+
+def mtm_distances(size: str, goal: Sequence[int] | None = None) -> dict[tuple[int, ...], int]:
+    """:func:`mtm_distances_reference` of the board ``size`` (``"3x3"``) to ``goal`` (its
+    default goal if None), computed once per test process."""
+    import puzzlespace as ps
+
+    p = ps.load_puzzle(f"{size}:mtm")
+    goal = p.goal if goal is None else tuple(goal)
+    if (size, goal) not in _MTM_DISTANCES:
+        _MTM_DISTANCES[size, goal] = mtm_distances_reference(p.width, p.height, goal)
+    return _MTM_DISTANCES[size, goal]
+
+
+def replay_directions(puzzle, start: tuple[int, ...], directions: Sequence[str]) -> tuple[int, ...]:
+    """``R3``-style moves replayed as a person reads them: the blank goes that way that far."""
+    way = {"U": -puzzle.width, "D": puzzle.width, "L": -1, "R": 1}
+    state = start
+    for word in directions:
+        state = puzzle.apply(state, state.index(0) + way[word[0]] * int(word[1:] or 1))
+    return state

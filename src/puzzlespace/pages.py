@@ -41,7 +41,12 @@ def solution_svg(sol: Solution, columns: int = 8) -> str:
     figures = [_figure(sol, k) for k in shown]
     captions = ["start" if k == 0 else f"after {k}: {primary[k - 1]}" for k in shown]
     captions[-1] = "goal" if sol.length == 0 else f"after {sol.length}: {primary[-1]} (goal)"
-    return render.strip_svg(figures, captions, columns)
+    return render.strip_svg(figures, captions, columns, title=_title(sol))
+
+
+def _title(sol: Solution) -> str:
+    """``sliding:4x3: 53 moves (36 in the multi-tile metric)``: the puzzle and the length in each metric."""
+    return f"{sol.puzzle.spec}: {sol.said_length()}"
 
 
 def facts(sol: Solution) -> list[tuple[str, str]]:
@@ -50,7 +55,7 @@ def facts(sol: Solution) -> list[tuple[str, str]]:
         quality = "proven optimal"
     else:
         quality = f"not proven optimal: the optimum is at least {sol.proven_lower_bound}"
-    rows = [("puzzle", sol.puzzle.spec), ("length", f"{sol.length} moves, {quality}"),
+    rows = [("puzzle", sol.puzzle.spec), ("length", f"{sol.said_length()}, {quality}"),
             ("method", f"{sol.method} {sol.heuristic}".strip())]
     if sol.method != "fast":
         rows.append(("nodes", f"{sol.nodes:,}"))
@@ -95,8 +100,7 @@ def solution_html(sol: Solution) -> str:
     moves = "".join(f'<li data-k="{k}">{k}.&nbsp;{escape(str(m))}</li>' for k, m in enumerate(primary, 1))
     table = "".join(f"<tr><th>{escape(k)}</th><td>{escape(v)}</td></tr>" for k, v in facts(sol))
     data = json.dumps(frames(sol), separators=(",", ":")).replace("</", "<\\/")
-    title = f"{sol.puzzle.spec}: {sol.length} moves"
-    return _PAGE.format(title=escape(title), board=board, moves=moves, table=table, data=data, last=sol.length)
+    return _PAGE.format(title=escape(_title(sol)), board=board, moves=moves, table=table, data=data, last=sol.length)
 
 
 def solution_frame(sol: Solution) -> str:

@@ -5,12 +5,15 @@ solutions. :mod:`puzzlespace.web` serves it over HTTP.
 
 Every answer is a JSON-ready dict. Positions travel as their text form, so a page holds
 no state the server needs. Bad input raises :class:`~puzzlespace.errors.PuzzleError`
-(:class:`UnknownGame` for a game this server has not opened).
+(:class:`UnknownGame` for a game this server has not opened). Pattern databases are read
+or built in a background thread, one per game, that :meth:`Games.prepare` polls;
+:meth:`Games.stop` ends every search and build.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import tempfile
 import threading
 import time
@@ -40,21 +43,65 @@ FALLBACK_WEIGHT = Fraction(2)
 KNOWN_POSITIONS = 200_000
 #: Games (puzzles) kept open at once; the least recently used one is closed beyond it.
 MAX_GAMES = 16
+#: The deepest scramble asked for: a bound checked before any work (a tablebase's own
+#: deepest layer, far below it, refuses the rest).
+MAX_DEPTH = 1_000_000
+#: Scramble seeds are whole numbers from 0 to this (what numpy's generators take, and no larger).
+MAX_SEED = 2**64 - 1
 #: The arrow key (a page's ``KeyboardEvent.key``) and arrow of each way a piece goes
 #: (:meth:`~puzzlespace.families.base.Puzzle.move_way`): a page's arrow keys move pieces their way.
 ARROWS = {"up": ("ArrowUp", "↑"), "down": ("ArrowDown", "↓"), "left": ("ArrowLeft", "←"),
           "right": ("ArrowRight", "→")}
 
 
+log = logging.getLogger("puzzlespace.play")
+
+
 class UnknownGame(PuzzleError):
     """A game this server has not opened (or has closed since)."""
 
 
+class Building(Exception):
+    """The game's pattern databases are being built in the background: ask again later.
+    ``status`` is the build's progress (:meth:`Build.status`)."""
+
+    def __init__(self, status: dict):
+        super().__init__(f"the pattern databases are {status['message']} left: ask again then")
+        self.status = status
+
+
+@dataclass
+class Build:
+    """A game's pattern databases read or built in a background ``thread``: the estimate
+    (seconds), its start (``time.monotonic``), the share of entries built so far and, once
+    the thread has ended, its ``error`` (None: the game's plan is ready)."""
+
+    estimate: float
+    started: float = field(default_factory=time.monotonic)
+    done: float = 0.0
+    error: BaseException | None = None
+    thread: threading.Thread | None = None
+
+    def progress(self, built: int, total: int) -> None:
+        self.done = built / total if total else 1.0
+
+    def status(self) -> dict:
+        """The progress for a page: the estimate, the seconds so far, the share done and the
+        seconds left (from the rate so far once some is done, else from the estimate), and
+        ``message``: ``building, N s`` (N: those seconds left, at least 1)."""
+        elapsed = time.monotonic() - self.started
+        left = elapsed * (1 - self.done) / self.done if self.done > 0 else self.estimate - elapsed
+        left = max(1, round(left))
+        return {"estimate": round(self.estimate, 1), "elapsed": round(elapsed, 1), "done": round(self.done, 3),
+                "left": left, "message": f"building, {left} s"}
+
+
 @dataclass
 class Game:
-    """One puzzle being played: its plan for solving (pattern databases read once, on the
-    first solve or :meth:`Games.prepare`; ``table``: the cached tablebase file the plan was
-    made with, :func:`_cached_table`) and the distances its solutions proved."""
+    """One puzzle being played: its plan for solving (pattern databases read once, by a
+    :class:`Build` that :meth:`Games.prepare` or the first solve starts; ``table``: the
+    cached tablebase file the plan was made with, :func:`_cached_table`) and the distances
+    its solutions proved."""
 
     key: str
     puzzle: Puzzle
@@ -62,15 +109,9 @@ class Game:
     table: tuple[int, int] | None = None
     note: str = ""
     build: dict | None = None
+    job: Build | None = None
     known: dict[State, tuple[int, int | None]] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def ready_plan(self) -> Plan:
-        with self.lock:
-            if self.plan.problem is None and self.plan.heuristic is not None:
-                self.plan = self.plan.ready()
-                self.build = None
-            return self.plan
 
     def learn(self, sol: Solution) -> None:
         """Remember the distance and next move of every position on an optimal solution."""
@@ -87,13 +128,31 @@ class Games:
     def __init__(self, time_limit: float = TIME_LIMIT, build_limit: float = BUILD_LIMIT):
         self.time_limit, self.build_limit = time_limit, build_limit
         self._games: dict[str, Game] = {}
-        self._lock = threading.Lock()
+        # reentrant: stop() runs in a signal handler, maybe while the main thread holds it
+        self._lock = threading.RLock()
         self._graphs = tempfile.TemporaryDirectory(prefix="puzzlespace-graphs-")
+        self._stopping = threading.Event()
+        self._running: set[threading.Event] = set()
         self.solving = 0
         self.cancelled = 0
 
+    def stop(self) -> None:
+        """Stop every search running (within a tenth of a second) and every build (at its
+        next progress report), both with SearchStopped, and refuse new ones: the server is
+        stopping. Safe to call from a signal handler."""
+        self._stopping.set()
+        with self._lock:
+            for cancel in self._running:
+                cancel.set()
+
     def close(self) -> None:
+        self.stop()
         self._graphs.cleanup()
+
+    def _check_stopping(self) -> None:
+        """SearchStopped once :meth:`stop` has been called (a build's ``stop`` callback)."""
+        if self._stopping.is_set():
+            raise SearchStopped("the server is stopping")
 
     # ----- opening ----------------------------------------------------------------------
     def open(self, name: str | None = None, graph: str | None = None, filename: str = "graph.toml",
@@ -160,12 +219,61 @@ class Games:
             self._games[game.key] = self._games.pop(game.key)  # most recently used last
             return game
 
-    def prepare(self, key: str) -> dict:
-        """Read or build the game's pattern databases now (the first solve does it otherwise)."""
+    def prepare(self, key: str, wait: float | None = None) -> dict:
+        """Read or build the game's pattern databases now (the first solve does it otherwise),
+        waiting at most ``wait`` seconds (None: until they are ready). ``ready``: whether they
+        are; while they build, ``build`` is the progress (:meth:`Build.status`). A build that
+        failed raises its error on the next call, and the call after starts it again."""
         game = self.game(key)
         t0 = time.perf_counter()
-        game.ready_plan()
-        return {"game": key, "seconds": round(time.perf_counter() - t0, 3)}
+        try:
+            self._ready(game, wait)
+        except Building as exc:
+            return {"game": key, "ready": False, "build": exc.status}
+        return {"game": key, "ready": True, "seconds": round(time.perf_counter() - t0, 3)}
+
+    def _ready(self, game: Game, wait: float | None) -> Plan:
+        """The game's plan ready to search. Pattern databases are read or built by one
+        background :class:`Build` per game, waited for at most ``wait`` seconds (None: to
+        the end); Building while it runs; its error, once, when it failed."""
+        with game.lock:
+            if game.plan.problem is not None or game.plan.heuristic is None:
+                return game.plan
+            if not game.plan.builds_patterns:  # a classic bound: made at once
+                game.plan = game.plan.ready()
+                return game.plan
+            self._check_stopping()
+            job = game.job = game.job or self._start_build(game)
+        job.thread.join(wait)
+        with game.lock:
+            if job.thread.is_alive():
+                raise Building(job.status())
+            if game.job is job:
+                game.job = None
+            if job.error is not None:
+                raise job.error
+            return game.plan
+
+    def _start_build(self, game: Game) -> Build:
+        """A :class:`Build` of the game's pattern databases, started; it readies the game's
+        plan, and stops with SearchStopped once :meth:`stop` is called."""
+        job = Build(game.build["seconds"] if game.build else 0.0)
+
+        def run() -> None:
+            try:
+                plan = game.plan.ready(stop=self._check_stopping, progress=job.progress)
+            except (PuzzleError, SearchStopped) as exc:
+                job.error = exc
+            except Exception as exc:  # reported to the page on its next poll, and to the server's log
+                log.exception("building the pattern databases of %s failed", game.puzzle.spec)
+                job.error = PuzzleError(f"building the pattern databases failed: {type(exc).__name__}: {exc}")
+            else:
+                with game.lock:
+                    game.plan, game.build = plan, None
+
+        job.thread = threading.Thread(target=run, name=f"puzzlespace build {game.key}", daemon=True)
+        job.thread.start()
+        return job
 
     # ----- positions --------------------------------------------------------------------
     def position(self, game: Game, text: str | None) -> State:
@@ -201,17 +309,19 @@ class Games:
         return self.describe(key, game.puzzle.format_position(game.puzzle.apply(state, code)))
 
     def scramble(self, key: str, depth: int | None = None, seed: int | None = None) -> dict:
-        """A uniformly random position that can reach the goal, or with ``depth`` one exactly
-        that many moves from it (needs the puzzle's tablebase in the cache)."""
+        """A uniformly random position that can reach the goal, or with ``depth`` (0 to
+        :data:`MAX_DEPTH`) one exactly that many moves from it (needs the puzzle's tablebase
+        in the cache); ``seed``: 0 to :data:`MAX_SEED`, None for a fresh one."""
         from .explore.generate import random_at_depth, random_solvable
 
         game = self.game(key)
+        if seed is not None:
+            whole_number("seed", seed, 0, MAX_SEED)
         rng = np.random.default_rng(seed)
         if depth is None:
             state = random_solvable(game.puzzle, rng)
         else:
-            if not isinstance(depth, int) or isinstance(depth, bool) or depth < 0:
-                raise PuzzleError("'depth' must be a whole number of moves, at least 0")
+            whole_number("depth", depth, 0, MAX_DEPTH)
             if game.plan.method != "table":
                 raise PuzzleError(f"a scramble at an exact depth needs the tablebase of {game.puzzle.spec}: run "
                                   f"'puzzlespace explore {game.puzzle.spec} --save cache' and open it again")
@@ -224,45 +334,50 @@ class Games:
         the hint), within the time limit. Past it, ``optimal`` is false: ``lower_bound`` is
         what the search proved and, where a quick weighted search finds one, the moves are
         a solution not proven shortest. Unsolvable when the goal cannot be reached;
-        SearchStopped (``cancelled``) when ``cancel`` is set first."""
+        SearchStopped (``cancelled``) when ``cancel`` is set first or the server stops.
+        Building while the game's pattern databases are built (reading them, it waits)."""
         game = self.game(key)
         state = self.position(game, text)
         known = self._known_answer(game, state)
         if known is not None:
             return known
+        cancel = cancel or threading.Event()
         with self._lock:
+            self._check_stopping()
             self.solving += 1
+            self._running.add(cancel)
         try:
             return self._solve(game, state, cancel)
         except SearchStopped:
-            if cancel is not None and cancel.is_set():
+            if cancel.is_set():
                 with self._lock:
                     self.cancelled += 1
             raise
         finally:
             with self._lock:
                 self.solving -= 1
+                self._running.discard(cancel)
 
-    def _solve(self, game: Game, state: State, cancel: threading.Event | None) -> dict:
-        plan = game.ready_plan()
+    def _solve(self, game: Game, state: State, cancel: threading.Event) -> dict:
+        plan = self._ready(game, 0 if game.build else None)
         t0 = time.perf_counter()
         try:
             sol = solve(game.puzzle, state, plan=plan, time_limit=self.time_limit, cancel=cancel)
         except SearchStopped as exc:
-            if cancel is not None and cancel.is_set():
+            if cancel.is_set():
                 raise
             quick = self._quick(game, state, plan, cancel) if plan.method == "ida" else None
             return self._unknown(game, state, exc.lower_bound, quick, t0)
         game.learn(sol)
         return self._answer(game, sol.path, sol.moves, True, sol.length, sol.seconds)  # the search's own time
 
-    def _quick(self, game: Game, state: State, plan: Plan, cancel: threading.Event | None) -> Solution | None:
+    def _quick(self, game: Game, state: State, plan: Plan, cancel: threading.Event) -> Solution | None:
         """A solution at most :data:`FALLBACK_WEIGHT` times the optimum, or None past the time limit."""
         try:
             return solve(game.puzzle, state, plan=plan, time_limit=self.time_limit, cancel=cancel,
                          weight=FALLBACK_WEIGHT)
         except SearchStopped:
-            if cancel is not None and cancel.is_set():
+            if cancel.is_set():
                 raise
             return None
 
@@ -304,7 +419,17 @@ class Games:
     def status(self) -> dict:
         with self._lock:
             return {"solving": self.solving, "cancelled": self.cancelled, "games": list(self._games),
-                    "time_limit": self.time_limit}
+                    "time_limit": self.time_limit,
+                    "building": {key: g.job.status() for key, g in self._games.items()
+                                 if g.job is not None and g.job.thread.is_alive()}}
+
+
+def whole_number(name: str, value, low: int, high: int) -> int:
+    """``value`` when it is a whole number (a bool is not) from ``low`` to ``high``;
+    PuzzleError naming ``name`` and the range otherwise."""
+    if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+        raise PuzzleError(f"'{name}' must be a whole number from {low:,} to {high:,}")
+    return value
 
 
 def _cached_table(puzzle: Puzzle) -> tuple[int, int] | None:
@@ -330,17 +455,26 @@ def _move(puzzle: Puzzle, figure, state: State, move: int) -> dict:
     """A legal move as the page uses it: its code, labels (every notation), the spot a
     click on which makes it (``from``, or None), the id of the board's element to click
     (``target``: that spot's, or the move's handle's; None where neither is drawn), the
-    arrow key that makes it (``key``, or None), the move in words (``say``, with its
-    key's arrow) and its mark (SVG drawn on ``figure``, a figure of the puzzle: its places
-    are every position's)."""
+    arrow key that makes it (``key``, or None: :func:`_arrow`), the move in words (``say``,
+    with its key's arrow) and its mark (SVG drawn on ``figure``, a figure of the puzzle:
+    its places are every position's)."""
     labels = _labels(puzzle, state, move)
     marks = puzzle.move_marks(state, move)
     spot = next((m.spots[0] for m in marks if m.kind == "move"), None)
     target = f"s{spot}" if spot is not None else f"h{move}" if puzzle.move_handle(state, move) else None
-    key, arrow = ARROWS.get(puzzle.move_way(state, move), (None, ""))
+    key, arrow = _arrow(puzzle, state, move)
     return {"move": move, "label": next(iter(labels.values()), str(move)), "labels": labels, "from": spot,
             "target": target, "key": key, "say": puzzle.say_move(state, move) + (f" ({arrow})" if arrow else ""),
             "mark": "".join(render.mark_svg(figure, m) for m in marks)}
+
+
+def _arrow(puzzle: Puzzle, state: State, move: int) -> tuple[str | None, str]:
+    """The arrow key and arrow (:data:`ARROWS`) of the way ``move`` goes, where it is the
+    first legal move that goes that way (a key makes one move: on a multi-tile board the
+    one of the tile next to the blank, listed first); else (None, "")."""
+    way = puzzle.move_way(state, move)
+    first = next((m for m in puzzle.moves(state) if puzzle.move_way(state, m) == way), None)
+    return ARROWS.get(way, (None, "")) if first == move else (None, "")
 
 
 def _labels(puzzle: Puzzle, state: State, move: int) -> dict[str, str]:
@@ -364,4 +498,5 @@ def _move_code(puzzle: Puzzle, state: State, move) -> int:
     raise PuzzleError(f"move {str(move)[:20]!r} is not legal in {puzzle.format_position(state)}")
 
 
-__all__ = ["ARROWS", "BUILD_LIMIT", "TIME_LIMIT", "Game", "Games", "UnknownGame"]
+__all__ = ["ARROWS", "BUILD_LIMIT", "MAX_DEPTH", "MAX_SEED", "TIME_LIMIT", "Build", "Building", "Game", "Games",
+           "UnknownGame", "whole_number"]

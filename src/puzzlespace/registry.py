@@ -71,7 +71,7 @@ def load_puzzle(name: str, goal: str | None = None) -> "Puzzle":
     prefix, colon, args = name.partition(":")
     known = {f.name: f for f in families()}
     family = known.get(prefix.lower()) if colon else None
-    if family is None and not colon:
+    if family is None:
         family = next((f for f in known.values() if f.bare is not None and f.bare(name)), None)
         args = name
     if family is None:

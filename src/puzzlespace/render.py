@@ -25,6 +25,8 @@ COLOURS = {
 }
 MARK_COLOUR = "#d1495b"
 CAPTION = 18  # pixels under each board of a strip, for its caption
+TITLE = 26  # pixels above a strip, for its title
+TITLE_CHAR = 8.5  # pixels per character of a 15-pixel title, at most on average: a strip is made as wide as its title
 
 
 def bounds(figure: Figure) -> tuple[float, float, float, float]:
@@ -92,21 +94,23 @@ def svg(figure: Figure, ids: bool = False, handles: Mapping[int, Spot] | None = 
             f'width="{width:g}" height="{height:g}">{DEFS}{board_svg(figure, ids, handles)}</svg>')
 
 
-def strip_svg(figures: Sequence[Figure], captions: Sequence[str], columns: int = 8) -> str:
-    """Positions side by side, ``columns`` to a row, each with its caption underneath;
-    one SVG document."""
+def strip_svg(figures: Sequence[Figure], captions: Sequence[str], columns: int = 8, title: str = "") -> str:
+    """Positions side by side, ``columns`` to a row, each with its caption underneath,
+    under ``title`` where one is given; one SVG document."""
     left, top, width, height = bounds(figures[0])
     gap = UNIT * 0.4
     cell_w, cell_h = width + gap, height + CAPTION + gap
     cols = min(columns, len(figures))
     rows = -(-len(figures) // cols)
-    parts = []
+    head = TITLE if title else 0
+    parts = [(f'<text x="0" y="{TITLE * 0.7:g}" font-family="sans-serif" font-size="15" fill="#222">'
+              f'{escape(title)}</text>')] if title else []
     for k, (fig, caption) in enumerate(zip(figures, captions)):
-        ox, oy = (k % cols) * cell_w - left, (k // cols) * cell_h - top
+        ox, oy = (k % cols) * cell_w - left, (k // cols) * cell_h - top + head
         parts.append(f'<g transform="translate({ox:g},{oy:g})">{board_svg(fig)}'
                      f'<text x="{left + width / 2:g}" y="{top + height + CAPTION * 0.8:g}" font-family="sans-serif" '
                      f'font-size="13" text-anchor="middle" fill="#333">{escape(caption)}</text></g>')
-    total_w, total_h = cols * cell_w - gap, rows * cell_h - gap
+    total_w, total_h = max(cols * cell_w - gap, len(title) * TITLE_CHAR), rows * cell_h - gap + head
     return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {total_w:g} {total_h:g}" width="{total_w:g}" '
             f'height="{total_h:g}">{DEFS}{"".join(parts)}</svg>')
 

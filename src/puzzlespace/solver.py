@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from functools import partial
+from pathlib import Path
 from typing import Callable
 
 from .compiled import clock
@@ -24,8 +25,6 @@ from .search import bfs as bfs_search
 from .search.ida import weight_coefficients
 
 METHODS = ("auto", "bfs", "bibfs", "ida", "table", "fast")
-#: The bound that proves a lower bound for ``fast`` solutions unless another is named.
-FAST_BOUND = "linear-conflict"
 
 
 @dataclass
@@ -64,6 +63,20 @@ class Solution:
     def length(self) -> int:
         return len(self.moves)
 
+    @property
+    def lengths(self) -> dict[str, int]:
+        """The length in each metric the family counts moves in, the puzzle's own first
+        (:meth:`~puzzlespace.families.base.Puzzle.metric_lengths`); empty where it counts
+        them one way."""
+        return self.puzzle.metric_lengths(self.start, self.moves)
+
+    def said_length(self, unit: bool = True) -> str:
+        """``53 moves`` (``53`` without ``unit``), and the length in each other metric:
+        ``53 moves (36 in the multi-tile metric)``."""
+        others = ", ".join(f"{n} in the {name} metric" for name, n in list(self.lengths.items())[1:])
+        said = f"{self.length} move{'' if self.length == 1 else 's'}" if unit else str(self.length)
+        return said + (f" ({others})" if others else "")
+
     def _repr_html_(self) -> str:
         """In a notebook: the animated solution page (:func:`~puzzlespace.pages.solution_html`)."""
         from .pages import solution_frame
@@ -78,6 +91,7 @@ class Solution:
             "start": list(self.start),
             "goal": list(self.puzzle.goal),
             "length": self.length,
+            "lengths": self.lengths,
             "optimal": self.optimal,
             "lower_bound": self.proven_lower_bound,
             "gap": self.length - self.proven_lower_bound,
@@ -191,7 +205,8 @@ def plan_solving(puzzle: Puzzle, method: str = "auto", heuristic: str = "auto", 
     ``auto`` reads a tablebase (``table``, or the cached one when no heuristic is named)
     without search, else chooses as :func:`choose_method` (``bounded``: the solves are
     weighted or anytime). Naming a heuristic (or giving a ready ``problem``) means IDA*,
-    except with ``fast``, whose lower bound it proves (:data:`FAST_BOUND` by default);
+    except with ``fast``, whose lower bound it proves (by default the family's
+    :meth:`~puzzlespace.families.base.Puzzle.fast_bound`);
     ``table`` with a heuristic is an error, as with ``bfs`` or ``bibfs``.
     """
     if method not in METHODS:
@@ -200,7 +215,7 @@ def plan_solving(puzzle: Puzzle, method: str = "auto", heuristic: str = "auto", 
         if puzzle.fast_solution(puzzle.goal) is None:
             raise PuzzleError(f"{puzzle.spec} has no fast method (sliding boards have one); use --weight W or "
                               f"--anytime for a quick solution")
-        return Plan(puzzle, "fast", Heuristic.parse(puzzle, FAST_BOUND if heuristic == "auto" else heuristic),
+        return Plan(puzzle, "fast", Heuristic.parse(puzzle, puzzle.fast_bound() if heuristic == "auto" else heuristic),
                     problem=problem)
     guided = heuristic != "auto" or problem is not None
     if guided and method not in ("auto", "ida"):
@@ -238,6 +253,25 @@ def search_problem_for(puzzle: Puzzle, heuristic: str = "auto", deadline: float 
     if problem is None:
         raise PuzzleError(f"{puzzle.spec} has no heuristic search; use --method bfs or bibfs")
     return problem
+
+
+def unsolved_json(puzzle: Puzzle, start: State, status: str, **facts) -> dict:
+    """The machine-readable form of a solve that found no solution (the CLI's ``--json``
+    object): its ``status`` (``"unsolvable"``, ``"stopped"``, ``"interrupted"``) and
+    ``facts`` (the reason, the lower bound proven...)."""
+    verdict = {"solvable": False} if status == "unsolvable" else {}
+    return {"puzzle": puzzle.spec, "start": list(start), "goal": list(puzzle.goal), "status": status, **verdict,
+            **facts}
+
+
+def tablebase_of(puzzle: Puzzle, path: Path | str | None = None):
+    """The tablebase of ``puzzle`` in the file ``path``, or without it the cache's
+    (:func:`cached_tablebase`: None where there is none)."""
+    if path is None:
+        return cached_tablebase(puzzle)
+    from .explore.tablebase import load
+
+    return load(path, puzzle)
 
 
 def cached_tablebase(puzzle: Puzzle, skip_unusable: bool = False):

@@ -132,6 +132,13 @@ class Puzzle(ABC):
     def move_notations(self, path: Sequence[State], moves: Sequence[int]) -> dict[str, list]:
         """Named notations of a move sequence; the first one is the primary notation."""
 
+    def metric_lengths(self, start: State, moves: Sequence[int]) -> dict[str, int]:
+        """The length of ``moves`` (legal from ``start``) in each metric the family counts
+        moves in, by the metric's name, the puzzle's own first (its value ``len(moves)``);
+        another's is that of a sequence of its moves from ``start`` to the same end. By
+        default empty: the family counts moves one way."""
+        return {}
+
     def reachable_count(self) -> int | None:
         """Exact number of positions reachable from the goal, where the family knows it."""
         return None
@@ -164,6 +171,11 @@ class Puzzle(ABC):
         family's own, not necessarily fewest; None, for every start, where the family has
         no such method."""
         return None
+
+    def fast_bound(self) -> str:
+        """The bound that proves a lower bound of a :meth:`fast_solution` unless another is
+        named: one quick to build on any size."""
+        return "linear-conflict"
 
     def shorten(self, start: State, moves: Sequence[int]) -> list[int]:
         """``moves`` (from ``start`` to the goal) made no longer by the family's own local
@@ -257,7 +269,7 @@ class Family:
     ``name`` is the prefix before the colon; ``syntax`` shows a user how to write one
     (``"jump:N[:D1,D2,...]"``); ``load(args)`` makes the puzzle from the text after the
     colon (raising PuzzleError on bad text); ``bare(name)``, if given, says whether a name
-    without a prefix (``"4x3"``) belongs to this family.
+    whose prefix is no family's (``"4x3"``, ``"4x3:mtm"``) belongs to this family.
     """
 
     name: str

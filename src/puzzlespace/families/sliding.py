@@ -2,6 +2,8 @@
 
 A token puzzle on the W x H grid graph (cells row-major from 0). Positions may separate
 rows with ``/``. Moves are shown as the tiles moved and as blank directions U/D/L/R.
+``WxH:mtm`` counts a row or column of tiles slid at once as one move
+(:mod:`puzzlespace.families.sliding_mtm`); ``WxH:stm`` is ``WxH``.
 """
 
 from __future__ import annotations
@@ -48,6 +50,8 @@ class SlidingPuzzle(TokenPuzzle):
     """The ``width`` x ``height`` sliding-tile puzzle (W columns, H rows, both >= 2)."""
 
     family = "sliding"
+    #: How moves are counted: ``stm``, one tile a move (``mtm``: :mod:`~puzzlespace.families.sliding_mtm`).
+    metric = "stm"
 
     def __init__(self, width: int, height: int, goal: State | None = None):
         if width < 2 or height < 2:
@@ -101,6 +105,13 @@ class SlidingPuzzle(TokenPuzzle):
         names = {-self.width: "U", self.width: "D", -1: "L", 1: "R"}
         notes["directions"] = [names[m - path[i].index(0)] for i, m in enumerate(moves)]
         return notes
+
+    def metric_lengths(self, start: State, moves: Sequence[int]) -> dict[str, int]:
+        """``single-tile`` (one move a tile) and ``multi-tile``: the moves with each run
+        along one line merged (:func:`~puzzlespace.families.grid_lines.merge_walk`)."""
+        from .grid_lines import merge_walk
+
+        return {"single-tile": len(moves), "multi-tile": len(merge_walk(self.width, start.index(0), moves))}
 
     def fast_solution(self, start: State) -> list[int]:
         """Line by line from the outside in (:mod:`puzzlespace.families.sliding_fast`):
@@ -179,5 +190,26 @@ class SlidingPuzzle(TokenPuzzle):
         return [[image(v) for v in block] for block in CORNER_BLOCKS[w]]
 
 
-register_family(Family("sliding", "sliding:WxH (or WxH)", lambda args: SlidingPuzzle(*board_size(args, "sliding")),
-                       bare=is_board_size))
+def load_sliding(args: str) -> SlidingPuzzle:
+    """The puzzle ``WxH`` or ``WxH:METRIC`` names: ``stm`` (the default: a move slides one
+    tile) or ``mtm`` (a move slides every tile between the blank and a cell of its row or
+    column, :mod:`puzzlespace.families.sliding_mtm`)."""
+    size, _, metric = args.partition(":")
+    metric = metric.strip().lower() or "stm"
+    if metric == "stm":
+        return SlidingPuzzle(*board_size(size, "sliding"))
+    if metric == "mtm":
+        from .sliding_mtm import SlidingMtmPuzzle
+
+        return SlidingMtmPuzzle(*board_size(size, "sliding"))
+    raise PuzzleError(f"unknown metric {metric!r} in sliding:{args.strip()}: use stm (one tile a move, the "
+                      "default) or mtm (a row or column of tiles a move)")
+
+
+def is_sliding_name(name: str) -> bool:
+    """Whether ``name`` reads as ``WxH`` or ``WxH:stm`` / ``WxH:mtm``."""
+    size, colon, metric = name.partition(":")
+    return is_board_size(size) and (not colon or metric.strip().lower() in ("stm", "mtm"))
+
+
+register_family(Family("sliding", "sliding:WxH[:mtm] (or WxH[:mtm])", load_sliding, bare=is_sliding_name))

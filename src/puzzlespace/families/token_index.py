@@ -29,6 +29,7 @@ from math import factorial
 import numba as nb
 import numpy as np
 
+from ..bits import UNSEEN
 from ..explore.engine import neighbours_kernel
 from ..fastdiv import divisor, mul_shift
 from .base import State
@@ -137,7 +138,9 @@ def _window_change(digits, src, dst, m, fact):
 
 
 # Columns of a move's row in the ``moves`` array of :func:`move_table`.
-_U, _SRC, _DST, _LOW, _TOP, _QM, _QS, _C, _CM, _CS, _AT, _CROSS = range(12)
+_U, _SRC, _DST, _LOW, _TOP, _QM, _QS, _C, _CM, _CS, _AT, _CROSS, _CHAIN = range(13)
+#: Most moves a node has that keep the sequence besides the rank steps (``jumps``).
+MAX_JUMPS = MAX_NODES - 2
 
 
 def expand_groups(table, base, ranks, count, out, written, data):
@@ -162,17 +165,29 @@ def expand_groups(table, base, ranks, count, out, written, data):
     digits of the positions it passes only (the *window*). It is read from a table
     indexed by those digits where the window's digit tuples are few (:func:`move_table`),
     else computed (:func:`_window_change`) and kept while the window's digits stay the
-    same. Apart from that computation, the loop calls no helper that takes an array:
-    numba would count references to it, with atomic operations, on every call.
+    same. Apart from that computation, the loop calls no helper that takes an array
+    (``bits.unreached`` is written out): numba would count references to it, with atomic
+    operations, on every call.
+
+    A move may *continue* the one listed before it (``_CHAIN``): the blank goes on from
+    where that one left it along a line, and the window of its shift, disjoint from the
+    windows before it, still holds the state's own digits, so its change is added to
+    theirs (a multi-tile move as single-tile moves in a row). ``jumps[b]`` (padded with
+    0; none on most graphs) are the rank changes of the moves of node ``b`` that keep the
+    sequence besides the rank steps (the blank more than one node along a row): the
+    target is in the state's group, beside it in ``table``, so its entry is read (from
+    the cache) and the mark written only if it is unreached.
     """
-    consts, sptr, moves, need, fact, suffix, changes = data
+    consts, sptr, moves, need, fact, suffix, changes, jumps = data
     n, m, step, k, group_m, group_s, block_groups = consts[0], consts[1], consts[2], consts[3], consts[4], consts[5], consts[6]
     bipartite = step == 2
     shift = step - 1
     n_moves = moves.shape[0]
+    n_jumps = jumps.shape[1]
+    size = table.shape[0] * 4
     digits = np.zeros(m, dtype=np.int64)
-    base_block = np.full(n_moves, -1, dtype=np.int64)  # block for which base[e] holds
-    base = np.zeros(n_moves, dtype=np.int64)
+    prefix_block = np.full(n_moves, -1, dtype=np.int64)  # block for which prefix_at[e] holds
+    prefix_at = np.zeros(n_moves, dtype=np.int64)
     kept_block = np.full(n_moves, -1, dtype=np.int64)  # block and window digits of kept[e]
     kept_q = np.zeros(n_moves, dtype=np.int64)
     kept = np.zeros(n_moves, dtype=np.int64)
@@ -198,6 +213,14 @@ def expand_groups(table, base, ranks, count, out, written, data):
         off = group - block_start
         sd = suffix[off]
         b = i - group * n
+        for e in range(MAX_JUMPS if n_jumps else 0):  # a fixed bound and a break: the end is predicted
+            if e == n_jumps:
+                break
+            hop = jumps[b, e]
+            out[written] = i + hop
+            entry = i + hop - base  # bits.unreached, written out
+            written += np.int64(hop != 0) & np.int64(entry < 0 or entry >= size
+                                                     or ((table[entry >> 2] >> ((entry & 3) << 1)) & 3) == UNSEEN)
         rank = group * step
         off2 = off * step
         odd = 0
@@ -205,20 +228,21 @@ def expand_groups(table, base, ranks, count, out, written, data):
             odd = (prefix_parity ^ np.int64(sd >> 31) ^ need[b]) & 1
             rank += odd
             off2 += odd
+        change = 0
         for e in range(sptr[b], sptr[b + 1]):
             # the window's suffix digits, off2 // F; the products stay below 2**63 (move_table
             # checks it), so a 64-bit multiply is exact and cheaper than fastdiv's 128-bit one
             q = (off2 * moves[e, _QM]) >> moves[e, _QS]
             at = moves[e, _AT]
             if at >= 0:  # read the change from the window's table
-                if base_block[e] != block:
+                if prefix_block[e] != block:
                     h = 0
                     for x in range(moves[e, _LOW], min(moves[e, _TOP] + 1, k)):
                         h = h * (m - x) + digits[x]
-                    base[e] = h * moves[e, _CROSS]
-                    base_block[e] = block
+                    prefix_at[e] = h * moves[e, _CROSS]
+                    prefix_block[e] = block
                 c = q - ((q * moves[e, _CM]) >> moves[e, _CS]) * moves[e, _C]
-                r = changes[at + base[e] + c]
+                r = changes[at + prefix_at[e] + c]
             elif kept_block[e] == block and kept_q[e] == q:
                 r = kept[e]
             else:  # compute it from the digits, and keep it
@@ -234,7 +258,8 @@ def expand_groups(table, base, ranks, count, out, written, data):
                 kept_block[e] = block
                 kept_q[e] = q
                 kept[e] = r
-            out[written] = ((rank + r) >> shift) * n + moves[e, _U]
+            change = r + (change & moves[e, _CHAIN])
+            out[written] = ((rank + change) >> shift) * n + moves[e, _U]
             written += 1
     return written
 
@@ -283,12 +308,15 @@ def suffix_table(length: int, step: int) -> np.ndarray:
     return (word | ((total & 1) << 31)).astype(np.uint32)
 
 
-def move_table(n, sptr, sadj, k, fact, limit=CHANGE_TABLE_LIMIT):
+def move_table(n, sptr, sadj, k, fact, limit=CHANGE_TABLE_LIMIT, sources=None):
     """Per move (``sptr``/``sadj`` order) the constants :func:`expand_groups` reads, one
-    row each (columns ``_U`` ... ``_CROSS``), and the concatenated rank-change tables.
+    row each (columns ``_U`` ... ``_CHAIN``), and the concatenated rank-change tables.
 
-    A move from node ``b`` to ``u`` shifts the token at sequence position ``src`` to
-    ``dst``; its window is positions ``low..top``. With ``L = m - k`` suffix digits and
+    Move ``e`` of node ``b`` takes the blank from ``sources[e]`` (default: ``b``) to
+    ``u = sadj[e]``; one from another node continues the move before it (``_CHAIN``: -1,
+    a mask of every bit, else 0). It
+    shifts the token at sequence position ``src`` to ``dst``; its window is positions
+    ``low..top``. With ``L = m - k`` suffix digits and
     ``off2`` the suffix rank (``< L!``):
 
     * ``q = off2 // F`` (``_QM``, ``_QS``), ``F = (m-1-top)!`` if ``top >= k`` else ``L!``:
@@ -305,7 +333,8 @@ def move_table(n, sptr, sadj, k, fact, limit=CHANGE_TABLE_LIMIT):
     for b in range(n):
         for e in range(sptr[b], sptr[b + 1]):
             u = int(sadj[e])
-            src, dst = (u - 1, b) if u > b else (u, b - 1)
+            source = b if sources is None else int(sources[e])
+            src, dst = (u - 1, source) if u > source else (u, source - 1)
             low, top = min(src, dst), max(src, dst)
             f = fact[m - 1 - top] if top >= k else fact[length]
             qm, qs = divisor(int(f), int(fact[length]))
@@ -324,8 +353,8 @@ def move_table(n, sptr, sadj, k, fact, limit=CHANGE_TABLE_LIMIT):
                 at, offset = offset, offset + size
             # the kernel divides with 64-bit products (off2 < L!, q < L! / f)
             assert qm * int(fact[length]) < 1 << 63 and cm * int(fact[length]) < 1 << 63
-            rows.append([u, src, dst, low, top, qm, qs, c, cm, cs, at, cross])
-    moves = np.array(rows or [[0] * 12], dtype=np.int64)
+            rows.append([u, src, dst, low, top, qm, qs, c, cm, cs, at, cross, -int(source != b)])
+    moves = np.array(rows or [[0] * 13], dtype=np.int64)
     # 64 bits on every board, so that the kernel has one signature for every board (the
     # changes of boards up to 13 nodes would fit 32)
     changes = np.zeros(max(offset, 1), dtype=np.int64)
@@ -436,11 +465,11 @@ class TokenIndex:
     def kernel_tables(self) -> tuple:
         """What :func:`expand_groups` reads, built on first use (ranking
         and unranking need none of it): ``(consts, sptr, moves, need, fact, suffix,
-        changes)``. ``consts`` = (n, m = n - 1, ranks per group of sequences ``step``,
+        changes, jumps)``. ``consts`` = (n, m = n - 1, ranks per group of sequences ``step``,
         prefix digits ``k``, ``divisor(n)`` as two numbers, groups per block =
-        ``len(suffix)``); ``moves``/``changes``: :func:`move_table`; ``suffix``:
-        :func:`suffix_table` of the ``m - k`` suffix digits. Built once (threads that ask at
-        the same time wait for it)."""
+        ``len(suffix)``); ``moves``/``changes``: :func:`move_table` of
+        :meth:`kernel_moves`; ``suffix``: :func:`suffix_table` of the ``m - k`` suffix
+        digits. Built once (threads that ask at the same time wait for it)."""
         if self._kernel is None:
             with self._kernel_lock:
                 if self._kernel is None:
@@ -452,10 +481,18 @@ class TokenIndex:
         step = 2 if self.bipartite else 1
         length = suffix_digits(n - 1, self.bipartite, self.suffix_length)
         k = n - 1 - length
-        moves, changes = move_table(n, self.sptr, self.sadj, k, self.fact, self.table_limit)
+        sptr, sadj, sources, jumps = self.kernel_moves()
+        moves, changes = move_table(n, sptr, sadj, k, self.fact, self.table_limit, sources)
         suffix = suffix_table(length, step)
         consts = np.array([n, n - 1, step, k, *divisor(n, max(self.size, 1)), len(suffix)], dtype=np.int64)
-        return consts, self.sptr, moves, self.need, self.fact, suffix, changes
+        return consts, sptr, moves, self.need, self.fact, suffix, changes, jumps
+
+    def kernel_moves(self) -> tuple:
+        """``(sptr, sadj, sources, jumps)``: the moves :func:`expand_groups` lists (see
+        :func:`move_table`; ``sources`` None: every move from its node) and, per node, the
+        rank changes of the moves that keep the sequence besides the rank steps (``jumps``,
+        padded with 0): here the graph's moves that are not rank steps, and no jumps."""
+        return self.sptr, self.sadj, None, np.zeros((self.n, 0), dtype=np.int64)
 
     @property
     def kernel_data(self) -> tuple:

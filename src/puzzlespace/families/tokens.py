@@ -130,6 +130,10 @@ class TokenPuzzle(Puzzle):
             return self._check_wilson(state)
         return self._check_exhaustive(state)
 
+    #: Why a move keeps the permutation's parity and the blank's colour in step (in
+    #: :meth:`check`'s reason on a bipartite graph).
+    parity_rule = "every move is one swap and moves the blank across the bipartite graph"
+
     def _check_wilson(self, state: State) -> Verdict:
         g = self.graph
         if not g.is_bipartite:
@@ -148,8 +152,8 @@ class TokenPuzzle(Puzzle):
         return Verdict(
             ok,
             f"the arrangement is an {_parity_word(parity)} permutation of the goal and the blank is "
-            f"{moves} from its goal place ({_parity_word(d % 2)}); every move is one swap and "
-            "moves the blank across the bipartite graph, so these parities always agree, and by "
+            f"{moves} from its goal place ({_parity_word(d % 2)}); {self.parity_rule}, so these "
+            "parities always agree, and by "
             "Wilson's theorem (2-connected, bipartite, not a cycle) every arrangement where they "
             f"agree is reachable: they {'agree' if ok else 'differ'}",
             summary=summary,
@@ -234,10 +238,17 @@ class TokenPuzzle(Puzzle):
 
     @cached_property
     def _state_index(self):
-        from .token_index import MAX_NODES, TokenIndex
+        from .token_index import MAX_NODES
 
         if self.n_cells > MAX_NODES:
             raise PuzzleError(f"exploring is limited to {MAX_NODES} cells; {self.spec} has {self.n_cells}")
+        return self.new_state_index()
+
+    def new_state_index(self):
+        """A new :class:`~puzzlespace.families.token_index.TokenIndex` of this puzzle (a
+        family whose moves are not the graph's edges gives its own kernel here)."""
+        from .token_index import TokenIndex
+
         return TokenIndex(self)
 
     def random_position(self, rng) -> State:

@@ -113,3 +113,41 @@ def build_walking_table(
         return None
     table.trans, table.dist, table.index = trans, np.array(dist, dtype=np.int8), index
     return table
+
+
+def run_distances(table: WalkingTable) -> np.ndarray:
+    """The abstract distances of ``table``'s space where one move is a *run*: single steps
+    of the blank in one direction along the blocks (block ids numbered along a line, as
+    the rows of a grid), each carrying a token of any class the other way.
+
+    A multi-tile move across ``k`` rows is such a run of ``k`` steps, so these distances
+    bound the multi-tile moves across blocks as :attr:`WalkingTable.dist` bounds the
+    single ones. Breadth-first from the goal over whole layers (runs reversed are runs).
+    """
+    k = table.classes
+    blank = np.array([s[0] for s in sorted(table.index, key=table.index.get)], dtype=np.int64)
+    column = np.full((k, 2), -1, dtype=np.int64)  # first transition column of a step from block b by -1 / +1
+    for b, near in enumerate(table.neighbour_blocks):
+        for way, to in enumerate((b - 1, b + 1)):
+            if to in near:
+                column[b, way] = near.index(to) * k
+    dist = np.full(len(blank), -1, dtype=np.int64)
+    dist[0] = 0
+    frontier = np.zeros(1, dtype=np.int64)
+    depth = 0
+    while len(frontier):
+        depth += 1
+        reached = []
+        for way in (0, 1):
+            states = frontier
+            while len(states):
+                first = column[blank[states], way]
+                states = states[first >= 0]
+                first = first[first >= 0]
+                after = table.trans[states[:, None], first[:, None] + np.arange(k)].reshape(-1)
+                states = np.unique(after[after >= 0])
+                reached.append(states)
+        new = np.unique(np.concatenate(reached)) if reached else frontier[:0]
+        frontier = new[dist[new] < 0]
+        dist[frontier] = depth
+    return dist.astype(np.int8)

@@ -5,7 +5,10 @@ tiles, taken in the order of their goal nodes along the family's :meth:`pattern_
 cut into groups of those sizes) or
 ``pdb:TILES/TILES/...`` (explicit groups, e.g. ``pdb:1,2,3,4,5,6,7/8,9,10,11,12,13,14,15``).
 Groups must be disjoint; together they may leave tiles out (the bound stays admissible,
-only weaker).
+only weaker). On puzzles whose moves slide a line of tiles (the multi-tile metric) each
+group's table splits every move's cost among the groups (:mod:`puzzlespace.pdb.split`),
+and :func:`~puzzlespace.families.mtm_search.line_pattern_problem` joins them to the
+puzzle's other bounds.
 
 Symmetry: every node permutation the family offers (:meth:`symmetries`, e.g. the
 reflection of a square board about its main diagonal) that keeps the goal's blank in place
@@ -29,6 +32,7 @@ from ..errors import PuzzleError, SearchStopped
 from .. import resources
 from ..resources import human
 from .space import MAX_NODES, PatternSpace
+from .split import SplitPatternSpace, pattern_spaces
 from ..compiled import clock
 from ..calibration import Estimate
 from .store import BuildCost, build_cost, cached_state, obtain, pdb_dir
@@ -112,8 +116,8 @@ class PatternPlan:
     puzzle: object
     heuristic: str
     groups: list[list[int]]
-    spaces: list[PatternSpace]
-    build: list[tuple[PatternSpace, str]]
+    spaces: list[PatternSpace | SplitPatternSpace]
+    build: list[tuple[PatternSpace | SplitPatternSpace, str]]
     costs: list[BuildCost]
     threads: int
     cache_dir: str | Path | None = None
@@ -194,7 +198,7 @@ def pattern_plan(puzzle, heuristic: str, *, cache_dir: str | Path | None = None,
         raise PuzzleError(f"pattern databases are limited to {MAX_NODES} cells; {puzzle.spec} has {puzzle.n_cells}")
     threads = threads or os.cpu_count() or 1
     groups = parse_groups(heuristic.partition(":")[2], puzzle.goal, puzzle.pattern_order())
-    spaces = [PatternSpace(puzzle.graph.neighbors, puzzle.goal, g) for g in groups]
+    spaces = [s for g in groups for s in pattern_spaces(puzzle, g)]
     build = []
     for space in spaces:
         why = "rebuild requested" if rebuild else cached_state(puzzle.identity, puzzle.goal, space, cache_dir)
@@ -248,6 +252,8 @@ def pattern_problem(puzzle, heuristic: str, *, cache_dir: str | Path | None = No
         if id(space) in building:
             done += space.placements
         off += space.placements
+    if isinstance(plan.spaces[0], SplitPatternSpace):  # line moves: the family's own search reads the tables
+        return puzzle.split_pattern_problem(plan.spaces, pdb)
     return PatternSearchProblem.build(puzzle.graph.neighbors, puzzle.distance_table(), plan.groups, pdb,
                                       views(puzzle.goal, puzzle.symmetries()), puzzle.graph.is_bipartite)
 

@@ -177,6 +177,15 @@ def neighbour_masks(neighbors: Sequence[Sequence[int]]) -> np.ndarray:
     return masks
 
 
+def check_group(n: int, tiles: Sequence[int]) -> None:
+    """ValueError unless ``tiles`` is a group a pattern database of ``n`` nodes can hold:
+    1 to n - 1 distinct tiles of 1..n - 1, with n at most :data:`MAX_NODES`."""
+    if n > MAX_NODES:
+        raise ValueError(f"pattern databases are limited to {MAX_NODES} nodes, got {n}")
+    if not 1 <= len(tiles) < n or len(set(tiles)) != len(tiles) or not all(1 <= t < n for t in tiles):
+        raise ValueError(f"a group needs 1 to {n - 1} distinct tiles of 1..{n - 1}, got {list(tiles)}")
+
+
 class PatternSpace:
     """The abstract space of one tile group, a :class:`~puzzlespace.contracts.FrontierSpace`
     for the explore engine's layered BFS.
@@ -190,10 +199,7 @@ class PatternSpace:
 
     def __init__(self, neighbors: Sequence[Sequence[int]], goal: Sequence[int], tiles: Sequence[int]):
         n, k = len(neighbors), len(tiles)
-        if n > MAX_NODES:
-            raise ValueError(f"pattern databases are limited to {MAX_NODES} nodes, got {n}")
-        if not 1 <= k < n or len(set(tiles)) != k or not all(1 <= t < n for t in tiles):
-            raise ValueError(f"a group needs 1 to {n - 1} distinct tiles of 1..{n - 1}, got {list(tiles)}")
+        check_group(n, tiles)
         self.n, self.k = n, k
         self.neighbors = [sorted(int(u) for u in a) for a in neighbors]
         self.nbr = neighbour_masks(neighbors)
@@ -204,6 +210,7 @@ class PatternSpace:
         self.rank_steps = None
         self.max_degree = sum(len(a) for a in neighbors)
         self.scheme = "pattern-placement-region/v1"
+        self.kind = ""
 
     def slot(self, state: Sequence[int]) -> int:
         """Slot of the abstract state of the full position ``state``."""
