@@ -673,11 +673,13 @@ class _Run:
         """A done task's result; when it failed, a lost worker is named first (a result
         held by a worker that is then lost is computed again, and so can fail after it was
         seen finished)."""
-        if future.status == "finished":
-            try:
-                return future.result()
+        while future.status == "finished":
+            try:  # fetched through the scheduler: one that stops answering is named, not waited on forever
+                return future.result(timeout=POLL)
+            except TimeoutError:
+                self._check_workers(depth)
             except Exception:  # noqa: BLE001 - named below, or raised as it is
-                pass
+                break
         self._fail(future, depth)
 
     def _fail(self, future, depth: int):
