@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from contextlib import contextmanager
 
 import pytest
 
@@ -35,3 +36,15 @@ def requests_made(browser) -> list[str]:
         if message["method"] == "Network.requestWillBeSent":
             urls.append(message["params"]["request"]["url"])
     return urls
+
+
+@contextmanager
+def less_motion(browser):
+    """The page as a reader who asks for less motion sees it (the system's setting,
+    ``prefers-reduced-motion: reduce``), within the block."""
+    browser.execute_cdp_cmd("Emulation.setEmulatedMedia",
+                            {"features": [{"name": "prefers-reduced-motion", "value": "reduce"}]})
+    try:
+        yield
+    finally:
+        browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})

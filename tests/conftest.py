@@ -35,11 +35,17 @@ def examples() -> Path:
 
 
 @pytest.fixture(scope="session", autouse=True)
-def private_cache(tmp_path_factory):
-    """Pattern databases and tablebases built by tests go to a temporary cache, shared by the session."""
+def private_cache(tmp_path_factory, worker_id):
+    """Pattern databases and tablebases built by tests go to a temporary cache, shared by
+    the session's processes (a database one builds, the others wait for and read: the
+    cache's own locking)."""
     import os
 
-    path = tmp_path_factory.mktemp("cache")
+    if worker_id == "master":
+        path = tmp_path_factory.mktemp("cache")
+    else:  # each process's base folder is in the session's
+        path = tmp_path_factory.getbasetemp().parent / "cache"
+        path.mkdir(exist_ok=True)
     old = os.environ.get("PUZZLESPACE_CACHE")
     os.environ["PUZZLESPACE_CACHE"] = str(path)
     yield path

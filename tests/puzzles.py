@@ -62,3 +62,36 @@ def graphs_under_test():
         n = rng.randint(3, 8)
         graphs.append(random_connected_graph(rng, n, rng.randint(0, n)))
     return graphs
+
+
+def whole_or_sample(size: str, *more) -> list:
+    """Parameters ``(size, sample, *more)`` for a check over a board's whole space: by
+    default a seeded sample of it (see :func:`positions_checked`), in the slow run every
+    position (``sample`` None)."""
+    import pytest
+
+    tail = "".join(f"-{value}" for value in more)
+    return [pytest.param(size, SAMPLE, *more, id=f"{size}-sample{tail}"),
+            pytest.param(size, None, *more, id=f"{size}{tail}", marks=pytest.mark.slow)]
+
+
+#: Positions a sampled check takes, beside the farthest layer.
+SAMPLE = 15_000
+
+
+def positions_checked(dist: dict, sample: int | None) -> list:
+    """(position, distance) pairs of ``dist`` a check goes over: all of them, or (``sample``)
+    the farthest layer and ``sample`` others drawn with a fixed seed."""
+    items = sorted(dist.items())
+    if sample is None or sample >= len(items):
+        return items
+    far = max(dist.values())
+    return [*(item for item in items if item[1] == far), *random.Random(0).sample(items, sample)]
+
+
+def examples(count: int):
+    """Hypothesis settings of ``count`` examples for a property test whose examples are
+    costly, scaled like the profile's (six times as many in the slow run)."""
+    from hypothesis import settings
+
+    return settings(max_examples=max(1, count * settings.default.max_examples // 50), deadline=None)

@@ -4,8 +4,10 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from puzzles import examples
 
-@settings(max_examples=40, deadline=None)
+
+@examples(40)
 @given(st.integers(1, 700), st.integers(0, 2**32 - 1), st.integers(1, 2))
 def test_table_primitives_match_plain_python(size, seed, value):
     """The word-at-a-time table loops against entry-by-entry Python."""

@@ -18,7 +18,7 @@ def assert_check_matches_bfs(p):
         assert p.check(perm).solvable == (perm in reachable), (p.spec, perm)
 
 
-@pytest.mark.parametrize("size", ["2x2", "3x2", "2x3", "4x2", "3x3"])
+@pytest.mark.parametrize("size", ["2x2", "3x2", "2x3", "4x2", pytest.param("3x3", marks=pytest.mark.slow)])
 def test_sliding(size):
     assert_check_matches_bfs(ps.load_puzzle(size))
 

@@ -171,6 +171,9 @@ def test_demo_reads_top_down_and_suggests_what_next():
     assert len([line for line in lines[at + 1:] if line.strip().startswith("puzzlespace ")]) == 3
 
 
+# Slow: a whole 4x3 run; by default the same line and command are checked on runs by
+# segments (tests/test_cli_edges.py) and an in-memory checkpoint's resume in tests/test_checkpoint.py
+@pytest.mark.slow
 def test_ctrl_c_in_explore_says_what_is_saved_and_how_to_resume(tmp_path, seeds):
     out = tmp_path / "ck"
     cmd = [sys.executable, "-m", "puzzlespace.cli", "explore", "4x3", "--out", str(out), "--json"]

@@ -1,36 +1,30 @@
 """Exploration on a Dask cluster (worker processes on this machine) against the in-memory
 engine: the same counts, antipodes and tablebase bytes whatever the number of segments,
-of workers and which worker owns which segment, in memory and with checkpoints; a
-killed worker stops the run with a message and ``--resume`` finishes it."""
+of workers and which worker owns which segment, in memory and with checkpoints; the
+command line's options and refusals. A cluster's failures: tests/test_cluster_faults.py."""
 
 import contextlib
 import json
 import os
-import re
-import shutil
 import signal
 import traceback
 import subprocess
 import sys
 import threading
 import time
-import zlib
-from pathlib import Path
 
-import numpy as np
 import pytest
-from click.testing import CliRunner
 
 import puzzlespace as ps
-from puzzlespace.cli import app
 from puzzlespace.errors import PuzzleError
 from puzzlespace.explore import checkpoint, cluster, cluster_tasks, dask_cluster
-from puzzlespace.explore.cluster import WorkerLost, explore_distributed
+from puzzlespace.explore.cluster import explore_distributed
 from puzzlespace.explore.dask_cluster import local_cluster, remote_cluster
-from puzzlespace.explore.segments import FORMAT, explore_segmented, file_crc, file_parts
+from puzzlespace.explore.segments import FORMAT, explore_segmented, file_crc
 from puzzlespace.resources import available_memory
 
 from reference import layers_and_crossing
+from clusters import comparable, run_cli
 from test_segments import EXAMPLES, assert_same, reference
 
 distributed = pytest.importorskip("distributed")
@@ -65,19 +59,31 @@ def workers(client, count: int) -> list[str]:
     return sorted(dask_cluster.workers_seen(client))[:count]
 
 
+def runs(default: list, slow: list) -> list:
+    """Parameters of a test that makes each run of a list of (puzzle, segments, workers):
+    ``default`` by default, and in the slow run the ``slow`` ones too (more layers and
+    splits, the same code)."""
+    return [pytest.param(default, id="some"), pytest.param(default + slow, id="all", marks=pytest.mark.slow)]
+
+
 def split_cases() -> list:
-    """(puzzle, splits) pairs: by default every split on EVERY_SPLIT and the last (the most
-    segments and workers) on the others; in the slow run every split on every puzzle,
-    the same code on more layers."""
+    """(puzzle, splits, in files) cases: by default every split on EVERY_SPLIT, in memory
+    and in files, and the last (the most segments and workers) on the others, in memory or
+    in files by turns; in the slow run every split on every puzzle both ways, the same code
+    on more layers."""
+    def case(name, splits, files, **marks):
+        short = name.rsplit("/", 1)[-1]
+        return pytest.param(name, splits, files, **marks, id=f"{short}{'-every-split' if len(splits) > 1 else ''}-"
+                                                             f"{'in-files' if files else 'in-memory'}")
+
     others = [name for name in PUZZLES if name != EVERY_SPLIT]
-    return [pytest.param(EVERY_SPLIT, SPLITS, id=f"{EVERY_SPLIT}-every-split"),
-            *(pytest.param(name, SPLITS[-1:], id=name.rsplit("/", 1)[-1]) for name in others),
-            *(pytest.param(name, SPLITS, id=f"{name.rsplit('/', 1)[-1]}-every-split", marks=pytest.mark.slow)
-              for name in [*others, *LARGER])]
+    return [*(case(EVERY_SPLIT, SPLITS, files) for files in (False, True)),
+            *(case(name, SPLITS[-1:], bool(i % 2)) for i, name in enumerate(others)),
+            *(case(name, SPLITS, files, marks=pytest.mark.slow) for name in [*others, *LARGER]
+              for files in (False, True))]
 
 
-@pytest.mark.parametrize("files", [False, True], ids=["in-memory", "in-files"])
-@pytest.mark.parametrize("name, splits", split_cases())
+@pytest.mark.parametrize("name, splits, files", split_cases())
 def test_cluster_matches_the_engine(client, tmp_path, name, splits, files):
     """Each of ``splits`` (pairs of SPLITS), the segments held in the workers' memory or
     in files under ``--out``: the in-memory engine's counts, antipodes and tablebase."""
@@ -114,8 +120,10 @@ def test_a_local_clusters_processes_time_their_event_loops_seldom(client):
     assert set(client.run(lambda dask_worker: dask_worker._tick_interval, nanny=True).values()) == {tick}
 
 
-# without a puzzle (the workers compile): local_cluster's path the module's client runs
-@pytest.mark.parametrize("puzzle", [pytest.param(None, marks=pytest.mark.slow), "3x2"])
+# Slow: compiles every kernel of a run into an empty cache (the next test checks the
+# loading by default). Without a puzzle (the workers compile): the module's client's path.
+@pytest.mark.slow
+@pytest.mark.parametrize("puzzle", [None, "3x2"])
 def test_a_local_cluster_for_a_puzzle_compiles_its_code_once(tmp_path, puzzle):
     """Given the puzzle, local_cluster compiles the code of its runs in this process (into
     an empty numba cache here), and the workers of a run, keeping the tablebase and its
@@ -192,8 +200,9 @@ def test_workers_of_several_threads_holding_several_segments(tmp_path):
                                         keep_table=True, antipode_limit=20), ref)
 
 
-@pytest.mark.parametrize("receive_at", [0, 600])
-def test_large_marks_taken_in_by_receive_tasks(client, monkeypatch, receive_at):
+@pytest.mark.parametrize("cases", runs([("3x3", 7, 4)], [("3x3", 2, 2), ("flip:5x5", 2, 2), ("flip:5x5", 7, 4)]))
+@pytest.mark.parametrize("receive_at", [0, pytest.param(600, marks=pytest.mark.slow)])
+def test_large_marks_taken_in_by_receive_tasks(client, monkeypatch, receive_at, cases):
     """Past RECEIVE_AT bytes a segment, a pass's marks are taken in by receive tasks before
     the next pass (0: every pass after the first; 600 bytes: the larger layers of 3x3 and
     flip:5x5 only, the others collected and merged by the visits): the same results,
@@ -214,25 +223,24 @@ def test_large_marks_taken_in_by_receive_tasks(client, monkeypatch, receive_at):
     monkeypatch.setattr(cluster._Run, "_submit_receives",
                         lambda run, depth: used.append(depth) or submit_receives(run, depth))
     monkeypatch.setattr(cluster._Run, "submit", spy)
-    for name in ("3x3", "flip:5x5"):
-        for segments, count in ((2, 2), (7, 4)):
-            used.clear()
-            chains.clear()
-            reports = []
-            owners = workers(client, count)
-            result = explore_distributed(ps.load_puzzle(name), client, segments=segments, workers=owners,
-                                         keep_table=True, antipode_limit=20, layer_done=reports.append)
-            assert_same(result, reference(name))
-            first = sum(r.slowest_worker is None for r in reports)  # the layers before, the head's, make no pass
-            every = list(range(first, len(reports) + cluster.AHEAD))  # the passes after the last layer included
-            assert used and (len(used) < len(reports) - 1 if receive_at else used == every)
-            assert sorted({depth for _, depth in chains}) == sorted(used)
-            for (target, _), links in chains.items():
-                senders = [{owners[k % count] for k in link} for link in links]
-                assert all(len(s) == 1 for s in senders) and len(set().union(*senders)) == len(links)
-                mine = [k for k in range(segments) if owners[k % count] == target]
-                assert sorted(k for link in links for k in link) == [
-                    k for k in range(segments) if k not in mine or len(mine) > 1]
+    for name, segments, count in cases:
+        used.clear()
+        chains.clear()
+        reports = []
+        owners = workers(client, count)
+        result = explore_distributed(ps.load_puzzle(name), client, segments=segments, workers=owners,
+                                     keep_table=True, antipode_limit=20, layer_done=reports.append)
+        assert_same(result, reference(name))
+        first = sum(r.slowest_worker is None for r in reports)  # the layers before, the head's, make no pass
+        every = list(range(first, len(reports) + cluster.AHEAD))  # the passes after the last layer included
+        assert used and (len(used) < len(reports) - 1 if receive_at else used == every)
+        assert sorted({depth for _, depth in chains}) == sorted(used)
+        for (target, _), links in chains.items():
+            senders = [{owners[k % count] for k in link} for link in links]
+            assert all(len(s) == 1 for s in senders) and len(set().union(*senders)) == len(links)
+            mine = [k for k in range(segments) if owners[k % count] == target]
+            assert sorted(k for link in links for k in link) == [
+                k for k in range(segments) if k not in mine or len(mine) > 1]
 
 
 def test_passes_submitted_further_ahead_give_the_same(client, monkeypatch):
@@ -257,8 +265,11 @@ def test_which_worker_owns_which_segment_changes_nothing(client):
         assert_same(result, ref)
 
 
-@pytest.mark.parametrize("direct", [0, 100])
-def test_marks_collected_a_worker_or_taken_by_each_visit_give_the_same(client, monkeypatch, direct):
+@pytest.mark.parametrize("cases", runs([("3x3", 1, 1), ("3x3", 9, 4)],
+                                        [("3x3", 3, 1), ("3x3", 5, 2), *((("flip:5x5", *split) for split in (
+                                            (1, 1), (3, 1), (5, 2), (9, 4))))]))
+@pytest.mark.parametrize("direct", [0, pytest.param(100, marks=pytest.mark.slow)])
+def test_marks_collected_a_worker_or_taken_by_each_visit_give_the_same(client, monkeypatch, direct, cases):
     """Up to DIRECT_SEGMENTS segments a visit takes its marks from the tasks that hold
     them, past it a collect a worker hands them over (0: always; 100: never): the same
     results on one to four workers, with several segments a worker."""
@@ -271,13 +282,12 @@ def test_marks_collected_a_worker_or_taken_by_each_visit_give_the_same(client, m
 
     monkeypatch.setattr(cluster, "DIRECT_SEGMENTS", direct)
     monkeypatch.setattr(cluster._Run, "submit", spy)
-    for name in ("3x3", "flip:5x5"):
-        for segments, count in ((1, 1), (3, 1), (5, 2), (9, 4)):
-            collects[0] = 0
-            assert_same(explore_distributed(ps.load_puzzle(name), client, segments=segments,
-                                            workers=workers(client, count), keep_table=True, antipode_limit=20),
-                        reference(name))
-            assert bool(collects[0]) == (direct == 0)
+    for name, segments, count in cases:
+        collects[0] = 0
+        assert_same(explore_distributed(ps.load_puzzle(name), client, segments=segments,
+                                        workers=workers(client, count), keep_table=True, antipode_limit=20),
+                    reference(name))
+        assert bool(collects[0]) == (direct == 0)
 
 
 def crossing_moves(name: str, segments: int) -> list[int]:
@@ -364,166 +374,7 @@ def test_a_damaged_segment_file_is_refused_on_resume(client, tmp_path):
         explore_distributed(ps.load_puzzle("3x3"), client, workers=workers(client, 2), out_dir=tmp_path, resume=True)
 
 
-def test_a_killed_worker_stops_the_run_and_resume_finishes_it(tmp_path, monkeypatch):
-    """SIGKILL of a worker mid-run: a WorkerLost within 60 s; a worker killed as the
-    resumed run opens its segments: a WorkerLost that says the checkpoint is still
-    there; then --resume on a new cluster gives the engine's results."""
-
-    ref = reference("5x2")
-    p = ps.load_puzzle("5x2")
-    with local_cluster(2, threads=1) as client:
-        pids = client.run(os.getpid)
-        victim = sorted(pids)[1]
-        killed = []
-
-        def kill(report):
-            if report.depth == 25 and not killed:
-                killed.append(time.monotonic())
-                os.kill(pids[victim], signal.SIGKILL)
-
-        with pytest.raises(WorkerLost, match="left the cluster during layer 2[67].*--resume") as caught:
-            explore_distributed(p, client, out_dir=tmp_path, keep_table=True, layer_done=kill)
-        assert time.monotonic() - killed[0] < 60
-        assert victim in str(caught.value)
-    saved = json.loads((tmp_path / "manifest.json").read_text())["depth"]
-    assert saved in (25, 26)
-    opening = cluster._Run.open
-
-    def killed_first(run, *args):
-        os.kill(max(pids.values()), signal.SIGKILL)
-        return opening(run, *args)
-
-    with local_cluster(2, threads=1) as client, monkeypatch.context() as patched:
-        pids = client.run(os.getpid)
-        patched.setattr(cluster._Run, "open", killed_first)
-        with pytest.raises(WorkerLost, match=f"while starting.*the checkpoint of layer {saved} in .* is intact: "
-                                             "continue with --resume"):
-            explore_distributed(p, client, out_dir=tmp_path, resume=True, keep_table=True)
-    with local_cluster(3, threads=1) as client:
-        assert_same(explore_distributed(p, client, out_dir=tmp_path, resume=True, keep_table=True,
-                                        antipode_limit=20), ref)
-
-
-def _children(pid: int, nannies: bool = False) -> set[int]:
-    """The processes whose parent is ``pid``, from /proc (with ``nannies``: Dask's, not
-    multiprocessing's resource tracker)."""
-    found = set()
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        with contextlib.suppress(OSError, IndexError, ValueError):
-            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == pid and (
-                    not nannies or b"resource_tracker" not in (stat.parent / "cmdline").read_bytes()):
-                found.add(int(stat.parent.name))
-    return found
-
-
-@pytest.mark.parametrize("signum, group, presses", [(signal.SIGINT, True, 1), (signal.SIGINT, True, 2),
-                                                     (signal.SIGTERM, True, 1), (signal.SIGTERM, False, 1),
-                                                     (signal.SIGTERM, False, 2)],
-                         ids=["ctrl-c from a terminal", "ctrl-c twice", "SIGTERM to the job", "SIGTERM to the client",
-                              "SIGTERM to the client twice"])
-def test_a_stopped_local_cluster_run_says_what_it_saved_and_leaves_nothing(tmp_path, signum, group, presses):
-    """A terminal's Ctrl-C reaches every process of its foreground group, the workers of
-    ``--workers`` too, and a batch system's SIGTERM every process of the job: the run stops
-    in seconds, with the one line that names the saved layer (no worker's traceback, nor,
-    after a second Ctrl-C as it closes the cluster, Python's warning of leaked
-    semaphores), and leaves no worker process behind; ``--resume`` then finishes it."""
-    out = tmp_path / "ck"
-    args = ["explore", "5x2", "--workers", "2", "--out", str(out), "--json"]
-    proc = subprocess.Popen([sys.executable, "-m", "puzzlespace", *args], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:  # until a layer is saved (a run on a cluster first writes depth -1)
-        with contextlib.suppress(OSError, ValueError):
-            if json.loads((out / "manifest.json").read_text())["depth"] >= 0:
-                break
-        time.sleep(0.02)
-    assert time.monotonic() < deadline
-    workers = _children(proc.pid)
-    (os.killpg if group else os.kill)(proc.pid, signum)
-    sent = time.monotonic()
-    if presses == 2:
-        time.sleep(0.05)  # the run is closing the cluster
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signum)
-    _, stderr = proc.communicate(timeout=120)
-    assert time.monotonic() - sent < 15
-    assert proc.returncode == 130 and "Traceback" not in stderr and "Warning" not in stderr, stderr
-    assert re.fullmatch(r"stopped: interrupted; layer \d+ is saved in .*--resume.*\n", stderr.splitlines(True)[-1])
-    time.sleep(1)
-    assert workers and not {pid for pid in workers if Path(f"/proc/{pid}").exists()
-                            and "Z" not in Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1][:3]}
-    resumed = run_cli(["explore", "5x2", "--out", str(out), "--resume", "--json"])
-    assert resumed.exit_code == 0 and json.loads(resumed.stdout)["depth_counts"] == reference("5x2").depth_counts
-
-
-@pytest.mark.parametrize("off", [False, True])
-def test_dask_lines_logged_after_a_cluster_closed_stay_off_stderr(off):
-    """What Dask logs once a run's cluster has closed (a scheduler's stream to a worker
-    found closed, say, with its traceback) reaches stderr unless the command line has
-    turned Dask's log lines off for its process (it reports a run in its own words)."""
-    code = ("import logging, sys\n"
-            "from puzzlespace.explore import dask_cluster\n"
-            "if sys.argv[1] == 'off':\n"
-            "    dask_cluster.dask_logs_off()\n"
-            "with dask_cluster.local_cluster(1):\n"
-            "    pass\n"
-            "try:\n"
-            "    raise OSError('closed')\n"
-            "except OSError:\n"
-            "    logging.getLogger('distributed.batched').info('Batched Comm Closed', exc_info=True)\n"
-            "logging.getLogger('distributed.scheduler').error('a late error')\n")
-    done = subprocess.run([sys.executable, "-c", code, "off" if off else "on"], capture_output=True, text=True,
-                          timeout=120)
-    assert done.returncode == 0, done.stderr
-    late = [line for line in done.stderr.splitlines() if "Batched Comm Closed" in line or "a late error" in line]
-    assert len(late) == (0 if off else 2), done.stderr
-
-
-def test_a_sigterm_as_the_local_cluster_starts_stops_it_cleanly(tmp_path):
-    """A SIGTERM to the client while its cluster starts (held until the cluster is up,
-    then taken): the run stops with its one line, without Python's warning of the
-    workers' leaked semaphores, and leaves no worker behind."""
-    proc = subprocess.Popen([sys.executable, "-m", "puzzlespace", "explore", "5x2", "--workers", "2", "--out",
-                             str(tmp_path / "ck"), "--json"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True)
-    deadline = time.monotonic() + 60
-    while not (started := _children(proc.pid, nannies=True)) and time.monotonic() < deadline:
-        time.sleep(0.005)
-    assert started
-    proc.send_signal(signal.SIGTERM)  # its nannies started, its workers not yet
-    _, stderr = proc.communicate(timeout=60)
-    assert proc.returncode == 130 and "Traceback" not in stderr and "Warning" not in stderr, stderr
-    assert stderr.splitlines()[-1].startswith("stopped: interrupted; "), stderr
-    time.sleep(1)
-    assert not {pid for pid in _children(proc.pid) | started if Path(f"/proc/{pid}").exists()
-                and "Z" not in Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1][:3]}
-
-
-def test_without_a_checkpoint_a_lost_worker_says_nothing_was_saved():
-    with local_cluster(2, threads=1) as client:
-        pids = client.run(os.getpid)
-        victim = sorted(pids)[0]
-
-        def kill(report):
-            if report.depth == 5:
-                os.kill(pids[victim], signal.SIGKILL)
-
-        with pytest.raises(WorkerLost, match="nothing was saved"):
-            explore_distributed(ps.load_puzzle("3x3"), client, layer_done=kill)
-
-
 # ---- the command line -----------------------------------------------------------------
-
-def run_cli(args):
-    return CliRunner().invoke(app, args)
-
-
-def comparable(out: str) -> dict:
-    got = json.loads(out)
-    for key in ("seconds", "peak_memory_bytes", "threads"):
-        got.pop(key, None)
-    return got
 
 
 def test_cli_workers_give_the_same_json(tmp_path):
@@ -656,6 +507,16 @@ def test_a_workers_address_is_not_taken_for_the_schedulers(client):
     assert result.exit_code == 2 and "is not a Dask scheduler (a Dask Worker)" in result.stderr, result.output
 
 
+def test_cli_refuses_a_segment_too_large_for_its_worker(tmp_path):
+    """The check of each worker's own memory limit (the slow test below: every case)."""
+    out = tmp_path / "ck"
+    result = run_cli(["explore", "4x3", "--workers", "2", "--segments", "2", "--out", str(out), "--max-memory", "740M"])
+    assert result.exit_code == 2 and "a segment's table takes 28.6 MiB but worker" in result.stderr, result.output
+    assert "--segments N" in result.stderr and not out.exists()
+    assert [line[:7] for line in result.stderr.splitlines()] == ["Dask cl", "error: "], result.stderr
+
+
+@pytest.mark.slow
 def test_cli_refuses_workers_too_small_for_their_segments(tmp_path):
     """Checked against each worker's own memory limit before any segment is made: 7x2 on
     4 workers of 2.75 GiB (2.5 GiB of table each, above what Dask lets a worker keep with
@@ -710,6 +571,7 @@ def test_a_run_refused_for_memory_leaves_the_checkpoint_as_it_was(tmp_path):
                                                      "make 1 segment; starting 1 worker\n"), small.stderr
 
 
+@pytest.mark.slow  # the plan's choice: tests/test_explore_run.py, by default
 def test_no_more_workers_start_than_the_run_has_segments(tmp_path):
     """A worker more than the segments would hold none: they are not started (a hundred
     idle processes took a minute and a half to start), and the run says so."""
@@ -753,53 +615,6 @@ def test_a_connection_lost_on_a_running_client_is_one_line(client, tmp_path, mon
                    r"of layer 2 in .* is intact: continue with --resume")
     with pytest.raises(PuzzleError, match=message):
         explore_distributed(ps.load_puzzle("3x2"), client, workers=workers(client, 2), out_dir=tmp_path / "ck")
-
-
-def test_a_worker_out_of_memory_stops_the_run_with_a_message():
-    """A worker without a memory limit that cannot allocate: a PuzzleError that says so,
-    not the worker's traceback."""
-
-    class Failed:
-        status, key = "error", "open-0-abc"
-
-        def exception(self):
-            return MemoryError("Unable to allocate 76.1 GiB for an array")
-
-    with pytest.raises(PuzzleError, match=r"a worker ran out of memory running 'open-0-abc' \(Unable to allocate.*"
-                       r"; run it again$"):
-        cluster._raise_remote(Failed(), -1, cluster._left(Path("ck"), -1))
-
-
-def test_a_visit_whose_report_never_comes_stops_the_run(monkeypatch):
-    """A visit seen finished whose report (a Dask event) does not arrive: a PuzzleError
-    after REPORT_WAIT seconds, not a hang; a report that comes is read once and the
-    visit let go."""
-
-    class Client:
-        def subscribe_topic(self, topic, handler):
-            self.handler = handler
-
-        def run_on_scheduler(self, function, callback_timeout=None):
-            return {"tcp://w:1": {"status": "running"}}
-
-    class Finished:
-        status, key, released = "finished", "visit-3-0-abc", False
-
-        def release(self):
-            self.released = True
-
-    monkeypatch.setattr(cluster, "POLL", 0.05)
-    monkeypatch.setattr(cluster, "REPORT_WAIT", 0.2)
-    run = cluster._Run(Client(), "abc", ["tcp://w:1"], None)
-    run.workers = {"tcp://w:1"}
-    visit = Finished()
-    t0 = time.monotonic()
-    with pytest.raises(PuzzleError, match=r"task 'visit-3-0-abc' finished but its report never came; nothing was "):
-        run._report_of(visit, 3)
-    assert 0.2 <= time.monotonic() - t0 < 5 and not visit.released
-    threading.Timer(0.1, run.client.handler, [(0.0, {"key": "visit-3-0-abc", "layer": 7})]).start()
-    assert run._report_of(visit, 3) == {"key": "visit-3-0-abc", "layer": 7} and visit.released
-    assert not run.reports.by_key
 
 
 def test_cli_names_the_extra_without_dask(monkeypatch):
@@ -853,55 +668,6 @@ def test_a_run_stopped_midway_leaves_the_cluster_usable(client, monkeypatch, rec
                                     keep_table=True, antipode_limit=20), reference("3x3"))
 
 
-def test_a_worker_killed_between_polls_does_not_hang(tmp_path):
-    """The client notices a worker gone even while no task of the pass can finish."""
-    with local_cluster(2, threads=1) as client:
-        pids = client.run(os.getpid)
-        started = threading.Event()
-
-        def kill(report):
-            if report.depth == 20 and not started.is_set():
-                started.set()
-                for pid in pids.values():
-                    os.kill(pid, signal.SIGKILL)
-
-        t0 = time.monotonic()
-        with pytest.raises(WorkerLost):
-            explore_distributed(ps.load_puzzle("5x2"), client, out_dir=tmp_path, layer_done=kill)
-        assert time.monotonic() - t0 < 90
-
-
-def test_a_worker_that_pauses_stops_the_run_with_a_message(monkeypatch):
-    """Workers that pause (Dask's default, at a fraction of their memory limit) hold
-    segments that never leave them, so a paused worker would wait forever: a run that
-    would pass a worker's pause line is refused before it starts, naming the setting that
-    turns pausing off; one that gets there all the same (here: a line below what the
-    process itself takes, and no overhead counted) stops with that message, not a hang."""
-    import dask
-
-
-    settings = {"distributed.worker.memory.pause": 0.02, "distributed.worker.memory.spill": False,
-                "distributed.worker.memory.target": False}
-    with dask.config.set(settings):
-        local = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, memory_limit="2GB",
-                                         dashboard_address=":0", silence_logs=50)
-    with local, distributed.Client(local) as client:
-        lines = dask_cluster.memory_lines(client)
-        assert {line.pauses for line in lines.values()} == {True}
-        assert {line.at for line in lines.values()} == {40_000_000}
-        with pytest.raises(PuzzleError, match=r"memory limit of 1\.9 GiB leaves no room for segments \(Dask pauses "
-                                              r"it at 2% of it.*start the workers with DASK_DISTRIBUTED__WORKER__"
-                                              r"MEMORY__PAUSE=False \(see docs/scaling\.md\)"):
-            explore_distributed(ps.load_puzzle("4x3"), client)
-        monkeypatch.setattr(dask_cluster, "WORKER_OVERHEAD", 0)
-        monkeypatch.setattr(cluster, "PAUSED_WAIT", 1.0)
-        t0 = time.monotonic()
-        with pytest.raises(cluster.WorkerPaused, match=r"paused (while starting|during layer \d+), its memory past "
-                                                       r"Dask's pause line.*MEMORY__PAUSE=False.*nothing was saved"):
-            explore_distributed(ps.load_puzzle("4x3"), client)
-        assert time.monotonic() - t0 < 30
-
-
 def test_every_worker_is_seen_and_each_runs_this_version(monkeypatch):
     """More than five workers (some versions of Dask list five by default) all count in
     the memory check and the cluster's line; a worker with another version of
@@ -927,213 +693,6 @@ def test_every_worker_is_seen_and_each_runs_this_version(monkeypatch):
     with pytest.raises(PuzzleError, match=r"worker tcp://w:1 cannot import puzzlespace \(ModuleNotFoundError: No "
                                           r"module named 'puzzlespace'\); install puzzlespace 0\.0\.1 on every"):
         dask_cluster.check_installed(Client())
-
-
-@contextlib.contextmanager
-def started_by_hand(tmp_path, own_dirs: bool = False):
-    """docs/scaling.md's recipe: a ``dask scheduler`` and two worker processes of one
-    thread (one ``dask worker``, or with ``own_dirs`` two, each run in a directory of its
-    own, ``w0`` and ``w1``), with the settings the page gives (read from it); yields the
-    scheduler's address and process."""
-    recipe = (Path(__file__).resolve().parent.parent / "docs" / "scaling.md").read_text()
-    settings = dict(re.findall(r"^(DASK_DISTRIBUTED__\w+)=(\S+) \\$", recipe, re.M))
-    assert settings.get("DASK_DISTRIBUTED__WORKER__MEMORY__PAUSE") == "False"
-    address_file = tmp_path / "scheduler.json"
-    dask = [sys.executable, "-m", "dask"]
-    quiet = dict(cwd=tmp_path, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    started = [subprocess.Popen([*dask, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
-                                 "--scheduler-file", str(address_file)], **quiet)]
-    try:
-        deadline = time.monotonic() + 60
-        while not address_file.exists() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        for cwd in [tmp_path / "w0", tmp_path / "w1"] if own_dirs else [tmp_path]:
-            cwd.mkdir(exist_ok=True)
-            started.append(subprocess.Popen([*dask, "worker", "--scheduler-file", str(address_file), "--nworkers",
-                                             "1" if own_dirs else "2", "--nthreads", "1", "--memory-limit", "2GB",
-                                             "--no-dashboard", "--local-directory", str(cwd / "workers")],
-                                            env=dict(os.environ, **settings), **dict(quiet, cwd=cwd)))
-        address = json.loads(address_file.read_text())["address"]
-        with distributed.Client(address, timeout="60s") as client:
-            client.wait_for_workers(2, timeout=60)
-        yield address, started[0]
-    finally:
-        for process in reversed(started):
-            if process.poll() is None:
-                os.killpg(process.pid, signal.SIGTERM)
-            process.wait(timeout=60)
-
-
-def test_a_cluster_started_by_hand_as_the_docs_say(tmp_path):
-    """``explore --scheduler`` with ``--out`` on the recipe's cluster: the same JSON as in
-    memory, on workers that do not pause, restarted by their nannies only past RESTART_AT
-    of their limit (as the workers --workers starts)."""
-
-    with started_by_hand(tmp_path) as (address, _):
-        with distributed.Client(address) as client:
-            assert {(line.fraction, line.pauses) for line in dask_cluster.memory_lines(client).values()} == {
-                (dask_cluster.RESTART_AT, False)}
-        got = run_cli(["explore", "3x3", "--scheduler", address, "--out", str(tmp_path / "ck"), "--json",
-                       "--progress"])
-    assert got.exit_code == 0, got.output
-    assert comparable(got.stdout) == comparable(run_cli(["explore", "3x3", "--json"]).stdout)
-    assert got.stderr.startswith("Dask cluster: 2 workers, 2 threads, 3.7 GiB of memory\nlayer 0: 1 state")
-
-
-def test_a_scheduler_killed_mid_run_stops_it_and_resume_finishes_it(tmp_path):
-    """The whole cluster lost (its scheduler SIGKILLed mid-layer): ``explore --scheduler``
-    stops with the one line that says so within a minute (not as an error on its files,
-    nor with Dask's own log line), and ``--resume`` on another cluster gives the in-memory
-    result."""
-    out = tmp_path / "ck"
-    with started_by_hand(tmp_path) as (address, scheduler):
-        run = subprocess.Popen([sys.executable, "-m", "puzzlespace", "explore", "5x2", "--scheduler", address, "--out",
-                                str(out), "--save", str(tmp_path / "t.pstb"), "--json"], stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE, text=True)
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and run.poll() is None:
-            with contextlib.suppress(OSError, ValueError):
-                if json.loads((out / "manifest.json").read_text())["depth"] >= 20:
-                    break
-            time.sleep(0.02)
-        os.kill(scheduler.pid, signal.SIGKILL)
-        t0 = time.monotonic()
-        _, stderr = run.communicate(timeout=120)
-        assert time.monotonic() - t0 < 60
-    assert run.returncode == 2 and re.fullmatch(
-        r"error: lost the Dask scheduler during layer \d+ \(.*\); the checkpoint of layer \d+ in .* is intact: "
-        r"continue with: puzzlespace explore .*--resume.*\n", stderr), stderr
-    with local_cluster(2, threads=1) as client:
-        assert_same(explore_distributed(ps.load_puzzle("5x2"), client, out_dir=out, resume=True, keep_table=True,
-                                        antipode_limit=20), reference("5x2"))
-
-
-def test_a_request_of_the_cluster_is_answered_or_given_up_on(monkeypatch):
-    """``asked`` returns the request's answer or raises its error; while it waits, a
-    scheduler that does not answer a check, or a worker it waits on that has left the
-    cluster, ends the wait with Unanswered, which says which (and a run, when, and what
-    it leaves)."""
-    monkeypatch.setattr(dask_cluster, "POLL", 0.01)
-    forever = threading.Event()
-
-    class Client:
-        def __init__(self, seen):
-            self.seen = seen
-
-        def run_on_scheduler(self, function, callback_timeout):
-            if self.seen is None:
-                raise TimeoutError
-            return {w: {} for w in self.seen}
-
-    assert dask_cluster.asked(Client(None), lambda: 7) == 7
-    with pytest.raises(KeyError, match="mine"):
-        dask_cluster.asked(Client(None), lambda: {}["mine"])
-    with pytest.raises(dask_cluster.Unanswered) as caught:
-        dask_cluster.asked(Client(["tcp://a:1"]), forever.wait, ["tcp://a:1", "tcp://b:2"])
-    assert caught.value.lost == ["tcp://b:2"] and str(caught.value) == "worker tcp://b:2 left the Dask cluster"
-    said = cluster._unanswered(caught.value, 3, "run it again")
-    assert isinstance(said, WorkerLost) and str(said) == (
-        "worker tcp://b:2 left the cluster during layer 3, taking its segments with it (likely "
-        f"{cluster.LEAVING_CAUSES}); run it again")
-    with pytest.raises(dask_cluster.Unanswered) as caught:
-        dask_cluster.asked(Client(None), forever.wait)
-    silent = f"the Dask scheduler has not answered for {dask_cluster.SCHEDULER_WAIT:g} s"
-    assert str(caught.value) == f"{silent} (stopped, or its machine frozen)"
-    assert str(cluster._unanswered(caught.value, -1, "run it again")) == (
-        f"{silent} while starting (stopped, or its machine frozen); run it again")
-    forever.set()
-
-
-@pytest.mark.parametrize("when", ["starting", "layer", "ending"])
-def test_a_scheduler_stopped_stops_the_run(tmp_path, monkeypatch, when):
-    """A scheduler that stops answering (SIGSTOP: its connections stay open) ends the run
-    once it has not answered for SCHEDULER_WAIT seconds, with the line that says when
-    and what is left, not a hang: mid-run (a check of the workers), and in the calls a
-    run makes to the cluster outside its passes (the workers, their versions, settings
-    and claims as it starts; dropping the files of the empty pass as it ends)."""
-    monkeypatch.setattr(dask_cluster, "SCHEDULER_WAIT", 2.0)
-    last = len(reference("3x3").depth_counts)  # the pass over the first empty layer
-    with started_by_hand(tmp_path) as (address, scheduler):
-        def stop(depth, done, total, states):
-            if (when, depth, done) in (("layer", 10, 1), ("ending", last, total)):
-                os.kill(scheduler.pid, signal.SIGSTOP)
-
-        try:
-            with remote_cluster(address) as client:
-                if when == "starting":
-                    os.kill(scheduler.pid, signal.SIGSTOP)
-                t0 = time.monotonic()
-                with pytest.raises(PuzzleError) as caught:
-                    explore_distributed(ps.load_puzzle("3x3"), client, out_dir=tmp_path / "ck", progress=stop)
-                assert time.monotonic() - t0 < 30
-                os.kill(scheduler.pid, signal.SIGCONT)  # for the client to close
-        finally:
-            os.kill(scheduler.pid, signal.SIGCONT)
-    intact = r"the checkpoint of layer {} in .* is intact: continue with --resume"
-    said = {"starting": r"while starting \(stopped, or its machine frozen\); run it again",
-            "layer": r"during layer 1[01] \(stopped, or its machine frozen\); " + intact.format("(9|10)"),
-            "ending": rf"during layer {last} \(stopped, or its machine frozen\); " + intact.format(last - 1)}[when]
-    assert re.fullmatch(r"the Dask scheduler has not answered for 2 s " + said, str(caught.value)), caught.value
-
-
-def test_segments_kept_on_each_workers_own_disk(tmp_path, monkeypatch):
-    """``out_dir`` a path each worker has on its own disk (here ``/proc/self/cwd/ck``, a
-    path to each process's own ``ck``: each worker and this program run in a directory
-    of their own): each worker keeps its segments' files there, this program the
-    manifest and the tablebase gathered at the end; a worker killed mid-run is resumed
-    on the workers whose disks hold its files, with the in-memory engine's results (and
-    refused, saying where the files are, by a run that does not see those disks), and
-    each disk is left with the files the checkpoint names."""
-    (tmp_path / "client").mkdir()
-    monkeypatch.chdir(tmp_path / "client")
-    own = "/proc/self/cwd/ck"
-    with started_by_hand(tmp_path, own_dirs=True) as (address, _), distributed.Client(address) as client:
-        pids = client.run(os.getpid)
-
-        def kill(report):
-            if report.depth == 25:
-                os.kill(pids[sorted(pids)[1]], signal.SIGKILL)
-
-        with pytest.raises(WorkerLost, match="left the cluster during layer 2[67]"):
-            explore_distributed(ps.load_puzzle("5x2"), client, out_dir=own, keep_table=True, layer_done=kill)
-        assert not list(Path("ck").glob("*.bin"))  # the files are the workers'
-        refused = run_cli(["explore", "5x2", "--out", "ck", "--resume", "--save", "t.pstb"])
-        assert refused.exit_code == 2 and "if Dask workers that each keep them on their own disk made it, resume it " \
-            "on those workers (--resume --scheduler ADDRESS" in refused.stderr, refused.output
-        client.wait_for_workers(2, timeout=60)
-        assert_same(explore_distributed(ps.load_puzzle("5x2"), client, out_dir=own, resume=True, keep_table=True,
-                                        antipode_limit=20), reference("5x2"))
-        explore_distributed(ps.load_puzzle("3x2"), client, out_dir="rel")  # relative: to this program's directory
-        assert sorted(json.loads(Path("rel/manifest.json").read_text())["files"]) == sorted(
-            f.name for f in Path("rel").glob("*.bin"))
-    named = json.loads(Path("ck/manifest.json").read_text())["files"]
-    held = [sorted(f.name for f in (tmp_path / w / "ck").iterdir()) for w in ("w0", "w1")]
-    assert sorted(held[0] + held[1]) == sorted(named) and {file_parts(n)[1] for n in held[0]} in ({0}, {1})
-    assert sorted(f.name for f in Path("ck").iterdir()) == ["manifest.json"] + sorted(
-        n for n in named if n.startswith("tb-"))
-
-
-def test_segments_on_workers_own_disks_refused_without_room_or_found_nowhere():
-    """On the workers' own disks, a worker whose disk cannot hold its segments' files is
-    named before anything is made, and a resumed segment whose files no worker has is
-    named rather than started anew."""
-    from puzzlespace.explore.segments import Segment
-
-    class Client:
-        def run(self, function, *args, workers):
-            return {w: {"tcp://a:1": 600 << 20, "tcp://b:1": 300 << 20}[w] for w in workers}
-
-    segs = [Segment(0, 0, 1 << 30), Segment(1, 1 << 30, 1 << 31)]
-    cluster._check_disks(Client(), segs[:1], ["tcp://a:1"], Path("ck"), 1)  # two copies of 256 MiB, and the marks
-    with pytest.raises(PuzzleError, match=r"^worker tcp://b:1's segment files need about 544\.0 MiB of disk in 'ck' "
-                                          r"but only 300\.0 MiB is free there; choose another --out, or use more "
-                                          r"workers$"):
-        cluster._check_disks(Client(), segs, ["tcp://a:1", "tcp://b:1"], Path("ck"), 1)
-    held = {"tcp://a:1": {1}, "tcp://b:1": set()}
-    assert cluster._owner(1, ["tcp://a:1", "tcp://b:1"], held, Path("ck")) == "tcp://a:1"
-    with pytest.raises(PuzzleError, match=r"^segment 0's files are on none of the workers \(each keeps its segments "
-                                          r"in 'ck' on its own disk\): resume on the workers whose disks hold"):
-        cluster._owner(0, ["tcp://a:1", "tcp://b:1"], held, Path("ck"))
 
 
 @pytest.mark.parametrize("address", ["tcp://127.0.0.1:1", "foo"])
@@ -1182,126 +741,6 @@ def test_a_killed_clients_run_is_dropped_from_the_workers_by_the_next(client):
     cluster.drop_orphaned_runs(client)  # as the next run starts
     assert not client.run_on_scheduler(lambda dask_scheduler: [
         name for name in dask_scheduler._broker._topics if name.startswith("puzzlespace-")])
-
-
-def test_a_run_opened_as_orphans_are_dropped_stays(tmp_path):
-    """drop_orphaned_runs drops the runs of clients gone, and never a run opened while it
-    works, whose client the scheduler's list of clients, made before, may not name."""
-
-    class Client:  # the workers are this process
-        def run_on_scheduler(self, function, *args, **kwargs):
-            assert function.__name__ == "connected"
-            cluster_tasks.claim_dir("B", "client-b", str(tmp_path / "b"), False)  # just after the list is made
-            return ["client-a"]
-
-        def run(self, function, *args, workers=None, on_error="raise", **kwargs):
-            return {"tcp://w:1": function(*args)}
-
-    cluster_tasks.claim_dir("A", "client-a", str(tmp_path / "a"), False)
-    cluster_tasks.claim_dir("C", "client-c", str(tmp_path / "c"), False)  # its client gone
-    try:
-        assert cluster.drop_orphaned_runs(Client()) == 1
-        assert cluster_tasks.runs_held() == {"A": "client-a", "B": "client-b"}
-    finally:
-        cluster_tasks.release_runs(["A", "B", "C"])
-    assert not cluster_tasks._CLAIMS
-
-
-def test_a_workers_directory_is_held_by_one_run_at_a_time(tmp_path):
-    """On the workers' own disks, a run holds its directory on each worker until it is
-    dropped there (ended, or its client gone): another run that would keep its segments
-    there (and, fresh, empty it first) is refused, naming the worker; so is a worker that
-    cannot make or empty it (a read-only disk, say), not as an error on this program's
-    output."""
-
-    out = str(tmp_path / "ck")
-    (tmp_path / "ck").mkdir()
-    (tmp_path / "ck" / "seg-0-0.bin").write_bytes(b"A's")
-    cluster_tasks.claim_dir("A", "client-a", out, False)
-    cluster_tasks.claim_dir("A", "client-a", str(tmp_path / "." / "ck"), False)  # its own: again, by any path
-    with pytest.raises(PuzzleError, match="another exploration keeps its segments in .* there; choose another --out"):
-        cluster_tasks.claim_dir("B", "client-b", out, True)
-    assert (tmp_path / "ck" / "seg-0-0.bin").exists()
-    assert cluster_tasks.runs_held() == {"A": "client-a"}
-    cluster_tasks.release_runs(["A"])  # A's client is gone: B may have it
-    cluster_tasks.claim_dir("B", "client-b", out, True)
-    assert not (tmp_path / "ck" / "seg-0-0.bin").exists()
-    cluster_tasks.release_run("B")
-    assert not cluster_tasks._CLAIMS and not list((tmp_path / "ck").glob(".claim*"))
-
-    # Another process of this machine (another cluster's worker) holding it for its run:
-    # refused here too, but not for the same run; once that process is killed, free.
-    other = subprocess.Popen([sys.executable, "-c", "import sys; from puzzlespace.explore import cluster_tasks; "
-                              f"cluster_tasks.claim_dir('D', 'client-d', {out!r}, False); print('held', flush=True); "
-                              "sys.stdin.read()"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    try:
-        assert other.stdout.readline() == "held\n"
-        with pytest.raises(PuzzleError, match="another exploration keeps its segments in .* there"):
-            cluster_tasks.claim_dir("E", "client-e", out, True)
-        assert not cluster_tasks._CLAIMS
-        cluster_tasks.claim_dir("D", "client-d", out, False)
-        cluster_tasks.release_run("D")
-        assert (tmp_path / "ck" / ".claim-D").exists()  # the other process holds it still
-    finally:
-        other.kill()
-        other.wait()
-    cluster_tasks.claim_dir("E", "client-e", out, True)
-    assert [p.name for p in (tmp_path / "ck").glob(".claim*")] == [".claim-E"]
-    cluster_tasks.release_run("E")
-
-    # Let go of whatever became of the directory: removed (not made again), or read-only.
-    cluster_tasks.claim_dir("F", "client-f", out, True)
-    shutil.rmtree(out)
-    cluster_tasks.release_run("F")
-    assert not cluster_tasks._CLAIMS and not (tmp_path / "ck").exists()
-    cluster_tasks.claim_dir("G", "client-g", out, True)
-    os.chmod(out, 0o555)
-    try:
-        cluster_tasks.release_run("G")  # its claim file cannot go (as root it can): the next claim removes it
-        cluster_tasks.claim_dir("H", "client-h", out, False)
-        cluster_tasks.release_run("H")
-    finally:
-        os.chmod(out, 0o755)
-    assert not cluster_tasks._CLAIMS
-
-    class Client:
-        id = "client-c"
-
-        def run(self, function, *args, workers, on_error):
-            done = {"tcp://a:1": None, "tcp://b:1": PermissionError(13, "Permission denied"),
-                    "tcp://c:1": PuzzleError("another exploration keeps its segments in 'ck' there")}
-            return {w: done[w] for w in workers}
-
-    with pytest.raises(PuzzleError, match=r"^worker tcp://b:1 cannot make or empty 'ck' on its disk \(Permission "
-                                          r"denied\); choose another --out$"):
-        cluster._claim_on_workers(Client(), "C", ["tcp://a:1", "tcp://b:1"], Path("ck"), True)
-    with pytest.raises(PuzzleError, match=r"^on worker tcp://c:1, another exploration keeps its segments in 'ck'"):
-        cluster._claim_on_workers(Client(), "C", ["tcp://c:1"], Path("ck"), True)
-
-
-def test_a_resume_on_workers_own_disks_takes_the_files_the_checkpoint_names(tmp_path):
-    """Where several workers' own disks hold files of a segment (an earlier run's left on
-    another worker), a resume gives the segment to the worker whose files match the
-    manifest's CRC-32s; a segment whose files none has is refused."""
-    from puzzlespace.explore.segments import crc_text
-
-    for worker, data in (("a", b"stale"), ("b", b"good")):
-        (tmp_path / worker).mkdir()
-        (tmp_path / worker / "seg-0-0.bin").write_bytes(data)
-    (tmp_path / "b" / "seg-1-1.bin").write_bytes(b"one")
-    manifest = {"segments": [[0, 64], [64, 128], [128, 192]], "files": {
-        "seg-0-0.bin": crc_text(zlib.crc32(b"good")), "seg-1-1.bin": crc_text(zlib.crc32(b"one")),
-        "seg-2-0.bin": crc_text(zlib.crc32(b"two"))}}
-
-    class Client:
-        def run(self, function, out, *args, workers):
-            return {w: function(str(tmp_path / w), *args) for w in workers}
-
-    held = cluster._segments_on_disks(Client(), ["a", "b"], Path("ck"), manifest)
-    assert held == {"a": set(), "b": {0, 1}}
-    assert [cluster._owner(k, ["a", "b"], held, Path("ck")) for k in (0, 1)] == ["b", "b"]
-    with pytest.raises(PuzzleError, match="segment 2's files are on none of the workers"):
-        cluster._owner(2, ["a", "b"], held, Path("ck"))
 
 
 def test_a_ctrl_c_is_taken_where_the_run_waits(client):

@@ -8,6 +8,10 @@ output is run and its output not compared. Every command must exit with a status
 (0-3 are the program's answers; 130 would be an interruption, 127 a missing program).
 ``echo $?`` prints the status of the command before it.
 
+A block that takes long (a whole large exploration) is marked by an HTML comment on the
+line before it, ``<!-- slow: why -->``, and runs in the slow run; the default run checks
+what it runs on smaller cases.
+
 Commands run in a temporary folder holding a copy of ``examples/``, with an empty cache,
 so every block is checked as a newcomer would see it.
 """
@@ -27,17 +31,20 @@ ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "examples" / "README.md"]
 
 
-def console_blocks(path: Path) -> list[tuple[int, list[str]]]:
-    """(line number, lines) of every ```console block of a Markdown page."""
-    blocks, current, start = [], None, 0
+def console_blocks(path: Path) -> list[tuple[int, list[str], bool]]:
+    """(line number, lines, slow) of every ```console block of a Markdown page; a block
+    is slow (it runs in the slow run) when the line before it is an HTML comment that
+    starts ``<!-- slow``."""
+    blocks, current, start, before = [], None, 0, ""
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if current is None and line.strip() == "```console":
-            current, start = [], number
+            current, start, slow = [], number, before.strip().startswith("<!-- slow")
         elif current is not None and line.strip() == "```":
-            blocks.append((start, current))
+            blocks.append((start, current, slow))
             current = None
         elif current is not None:
             current.append(line)
+        before = line
     return blocks
 
 
@@ -66,11 +73,14 @@ def matches(expected: list[str], got: list[str]) -> bool:
     return bool(got) and bool(_pattern(head).fullmatch(got[0].rstrip())) and matches(rest, got[1:])
 
 
-CASES = [(path, number, lines) for path in PAGES for number, lines in console_blocks(path)]
+CASES = [pytest.param(path, number, lines, id=f"{path.relative_to(ROOT)}:{number}",
+                      marks=pytest.mark.slow if slow else ())
+         for path in PAGES for number, lines, slow in console_blocks(path)]
 
 
 def test_the_pages_have_console_examples():
-    assert len(CASES) >= 8 and any(path.name == "README.md" and path.parent == ROOT for path, _, _ in CASES)
+    pages = [case.values[0] for case in CASES if not case.marks]
+    assert len(pages) >= 8 and ROOT / "README.md" in pages
 
 
 def test_the_matcher():
@@ -88,8 +98,7 @@ def workdir(tmp_path) -> Path:
     return tmp_path
 
 
-@pytest.mark.parametrize("path, number, lines", CASES,
-                         ids=[f"{p.relative_to(ROOT)}:{n}" for p, n, _ in CASES])
+@pytest.mark.parametrize("path, number, lines", CASES)
 def test_console_example(path, number, lines, workdir):
     env = dict(os.environ, PUZZLESPACE_CACHE=str(workdir / "cache"), COLUMNS="100", TERM="dumb")
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"

@@ -12,7 +12,7 @@ from puzzlespace.errors import PuzzleError
 from puzzlespace.explore import explore
 from puzzlespace.families import GraphPuzzle
 from puzzlespace.search.bfs import depth_counts
-from puzzles import graphs_under_test
+from puzzles import examples, graphs_under_test
 
 runner = CliRunner()
 
@@ -147,7 +147,7 @@ def test_the_walk_lists_every_frontier_state_once_in_order(seed, value, batch, c
     assert calls <= len(want) + 1  # each call but the last expands a state at least
 
 
-@settings(max_examples=40, deadline=None)
+@examples(10)
 @given(st.integers(0, 2**32 - 1), st.integers(35, 400), st.integers(1, 3), st.integers(1, 9))
 def test_expanding_in_this_thread_takes_the_marks_a_pool_takes(seed, batch, copies, parts):
     """Without a pool, the chunks are expanded and their marks taken in this thread, in

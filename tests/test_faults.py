@@ -385,6 +385,7 @@ import os, sys, time
 from pathlib import Path
 from puzzlespace import datafile
 from puzzlespace.errors import PuzzleError
+datafile.RACE_WAIT = 600  # on a loaded machine a writer may wait long for its turn: what counts is one holder
 target, inside = Path(sys.argv[1]), Path(sys.argv[1] + ".holder")
 for _ in range(150):
     try:

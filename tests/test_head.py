@@ -55,7 +55,9 @@ def test_the_head_budget_is_a_share_of_the_ranks_up_to_a_bound():
     assert head_budget(100) == 0
 
 
-@pytest.mark.parametrize("name", ["3x3", "jump:9", "flip:5x5", "5x2"])
+# jump:9 and 5x2, boards of more layers on the same code, slow
+@pytest.mark.parametrize("name", ["3x3", "flip:5x5", *(pytest.param(name, marks=pytest.mark.slow)
+                                                      for name in ("jump:9", "5x2"))])
 @pytest.mark.parametrize("head", [0, 50, 5000, 10 ** 9])
 @pytest.mark.parametrize("in_files", [False, True], ids=["in memory", "in files"])
 def test_a_run_seeded_by_a_head_of_any_size_is_the_engines(tmp_path, name, head, in_files):

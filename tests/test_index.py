@@ -14,6 +14,8 @@ from puzzlespace.explore.engine import expand_span
 from puzzlespace.bits import new_table, set2
 from puzzlespace.families import token_index as ti
 from puzzlespace.search.bfs import reachable_states
+
+from puzzles import examples
 from reference import expand_flip_reference, expand_groups_reference
 
 
@@ -224,7 +226,7 @@ def test_expansion_resumes_when_its_buffer_is_full():
         engine.MARK_BUFFER = old
     assert small.depth_counts == full.depth_counts
 
-@settings(max_examples=30, deadline=None)
+@examples(30)
 @given(st.sampled_from(["flip:3x3", "flip:4x3", "flip:5x4", "flip:2x2", "flip:5x5"]), st.integers(0, 2**32 - 1),
        st.integers(1, 2))
 def test_fast_flip_expansion_matches_reference(name, seed, value):
@@ -262,7 +264,7 @@ def test_expansion_skips_only_blocks_without_frontier_states(name):
     assert (c1, n1) == (c2, n2) and c1 > 0 and np.array_equal(out[0][:c1], out[1][:c2])
 
 
-@settings(max_examples=30, deadline=None)
+@examples(30)
 @given(st.sampled_from(["flip:5x4", "4x3", "jump:8:1,3"]), st.integers(0, 2**32 - 1))
 def test_expansion_of_a_part_of_the_table(name, seed):
     """A table holding ranks ``base ..`` only (a segment): the same states expanded; a

@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import puzzlespace as ps
 from puzzlespace.cli import app
 from puzzlespace.families.grid_lines import merge_walk, walk_cells
 
-from puzzles import random_solvable
+from puzzles import examples, random_solvable
 from reference import mtm_distances as distances, replay_directions
 
 runner = CliRunner()
@@ -172,7 +172,7 @@ def test_pattern_databases_are_built_and_read_in_the_metric(tmp_path):
 
 
 # ----- both lengths of any solution -------------------------------------------------------------
-@settings(max_examples=25, deadline=None)
+@examples(25)
 @given(st.integers(0, 2**32 - 1))
 def test_a_single_tile_solution_merged_is_a_multi_tile_one_no_longer(seed):
     """Either metric's length is that of the same solution replayed in it: merged, a

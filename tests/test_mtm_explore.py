@@ -12,6 +12,7 @@ from puzzlespace.bits import CLOSED, new_table, set2
 from puzzlespace.explore import explore
 from puzzlespace.explore.engine import _list_neighbours, expand_ranks, kernel_of
 
+from puzzles import examples
 from reference import mtm_moves_reference
 
 BOARDS = ["2x2", "3x2", "2x3", "4x2", "3x3", "2x4", "5x2", "4x3", "3x4", "6x2", "4x4", "5x3", "3x5", "7x2", "2x7"]
@@ -63,7 +64,7 @@ def test_the_kernel_lists_every_move_of_random_ranks(size, where):
     assert sorted(listed) == sorted(expected)
 
 
-@settings(max_examples=30, deadline=None)
+@examples(30)
 @given(st.sampled_from(["3x3", "4x2", "4x3", "6x2"]), st.integers(0, 2**62), st.data())
 def test_reached_row_targets_are_left_out(size, seed, data):
     """Given a table, the kernel leaves out a move along a row to a reached state and

@@ -26,7 +26,7 @@ from puzzlespace.pages import frames, solution_html, solution_svg
 from puzzlespace.solver import Solution
 
 from browsing import requests_made
-from puzzles import random_walk
+from puzzles import examples, random_walk
 
 CASES = [("3x3", "8 6 7/2 5 4/3 0 1"), ("jump:6", "1 2 0 3 4 5 6"), ("flip:3x3", None),
          ("graph:examples/theta.json", "2 0 1 3 4 5 6")]
@@ -105,7 +105,7 @@ def _any_walk(name: str, moves: int, seed: int) -> Solution:
     return Solution(p, path[0], made, path, "ida", 0, 0.0, p.move_notations(path, made))
 
 
-@settings(max_examples=30, deadline=None)
+@examples(30)
 @given(name=st.sampled_from(FIGURED), moves=st.integers(0, 60), seed=st.integers(0, 2**32 - 1))
 def test_frames_agree_with_every_positions_own_figure(name, moves, seed):
     """The reference: every position's whole figure, with its move's marks."""

@@ -116,6 +116,7 @@ def test_pattern_bound_dominates_manhattan_on_the_8_puzzle():
         assert len(pdb.pattern_sums(s)) == 2  # the position and its reflection
 
 
+@pytest.mark.slow  # builds databases of its own; the default ones solve the same instance below
 def test_15_puzzle_korf_instance_with_6_6_3():
     p = ps.load_puzzle("4x4", " ".join(map(str, range(16))))
     start = p.parse_position("3 14 9 11 5 4 8 2 13 12 6 7 10 1 15 0")  # Korf's instance 9, 46 moves

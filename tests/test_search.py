@@ -11,7 +11,7 @@ import puzzlespace as ps
 from puzzlespace.families import GraphPuzzle
 from puzzlespace.search.bfs import bfs, bidirectional_bfs, depth_counts
 from puzzlespace.solver import search_problem_for
-from puzzles import random_connected_graph, random_solvable
+from puzzles import examples, random_connected_graph, random_solvable
 
 SETTINGS = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -42,7 +42,7 @@ def test_ida_matches_bfs_random_graphs(rng):
     assert_ida_optimal(p, random_solvable(p, rng))
 
 
-@settings(max_examples=50, deadline=None)
+@examples(50)
 @given(st.integers(0, 2**32).map(random.Random))
 def test_bidirectional_matches_plain_bfs(rng):
     p = ps.load_puzzle(rng.choice(["3x2", "jump:5:1,3", "flip:3x3"]))

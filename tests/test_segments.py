@@ -35,6 +35,17 @@ def reference(name: str):
 
 #: The ways of keeping marks tested: packed, a bitmap after the packed share, a bitmap at once.
 MARKS = ["packed", "bitmap", "bitmap at once"]
+#: Boards of PUZZLES with the most states, whose runs on every split but the largest are
+#: slow (the smaller boards run the same code on every split by default).
+LARGER = {"5x2", "jump:9", f"graph:{EXAMPLES / 'petersen.toml'}"}
+
+
+def split_cases(splits: list) -> list:
+    """(puzzle, split) parameters: every split of every puzzle of PUZZLES, those of LARGER
+    but the last split slow."""
+    return [pytest.param(name, split, id=f"{'-'.join(map(str, np.atleast_1d(split)))}-{name.rsplit('/', 1)[-1]}",
+                         marks=pytest.mark.slow if name in LARGER and split != splits[-1] else ())
+            for split in splits for name in PUZZLES]
 
 
 def marks_kept(monkeypatch, marks: str) -> str:
@@ -51,8 +62,7 @@ def assert_same(result, ref) -> None:
     assert table is None or np.array_equal(table, ref.table)
 
 
-@pytest.mark.parametrize("name", PUZZLES, ids=lambda n: n.rsplit("/", 1)[-1])
-@pytest.mark.parametrize("segments", [1, 2, 3, 7])
+@pytest.mark.parametrize("name, segments", split_cases([1, 2, 3, 7]))
 @pytest.mark.parametrize("marks", MARKS)
 def test_segments_in_memory_match_the_engine(monkeypatch, name, segments, marks):
     p = ps.load_puzzle(name)
@@ -60,10 +70,10 @@ def test_segments_in_memory_match_the_engine(monkeypatch, name, segments, marks)
                                   marks=marks_kept(monkeypatch, marks)), reference(name))
 
 
-@pytest.mark.parametrize("name", PUZZLES, ids=lambda n: n.rsplit("/", 1)[-1])
-@pytest.mark.parametrize("segments,threads", [(1, 1), (2, 1), (3, 2), (7, 3)])
+@pytest.mark.parametrize("name, split", split_cases([(1, 1), (2, 1), (3, 2), (7, 3)]))
 @pytest.mark.parametrize("marks", MARKS)
-def test_segments_in_files_match_the_engine(tmp_path, monkeypatch, name, segments, threads, marks):
+def test_segments_in_files_match_the_engine(tmp_path, monkeypatch, name, split, marks):
+    segments, threads = split
     p = ps.load_puzzle(name)
     result = explore_segmented(p, segments=segments, threads=threads, out_dir=tmp_path, keep_table=True,
                                antipode_limit=20, marks=marks_kept(monkeypatch, marks))
@@ -73,11 +83,10 @@ def test_segments_in_files_match_the_engine(tmp_path, monkeypatch, name, segment
         f.name for f in tmp_path.glob("*.bin"))
 
 
-# Three segments in files by default; the other splits run slow (the small boards' tests
-# above run each split's code).
+# Slow: the small boards' tests above run each split's code, in memory and in files.
+@pytest.mark.slow
 @pytest.mark.parametrize("segments, in_files", [
-    pytest.param(segments, in_files, marks=() if (segments, in_files) == (3, True) else pytest.mark.slow,
-                 id=f"{'in files' if in_files else 'in memory'}-{segments}")
+    pytest.param(segments, in_files, id=f"{'in files' if in_files else 'in memory'}-{segments}")
     for in_files in (False, True) for segments in (1, 2, 3, 7)])
 def test_4x3_by_segments_matches_the_engine(tmp_path, segments, in_files):
     result = explore_segmented(ps.load_puzzle("4x3"), segments=segments, threads=2, keep_table=True,
