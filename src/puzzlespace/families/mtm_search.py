@@ -17,7 +17,10 @@ additive pattern databases (one move may move tiles of several groups).
 
 ``pdb:...`` (:mod:`puzzlespace.pdb.split`) adds split pattern databases: each group's
 table charges a move (the group's tiles among the ``k`` it slides) / ``k``, so the
-groups' distances add up, and ``ceil(sum)`` joins the maximum.
+groups' distances add up, and ``ceil(sum)`` joins the maximum. On a square board whose
+goal puts the blank on the main diagonal, the tables are read for the position's
+reflection in that diagonal too (:class:`Mirror`: it is exactly as far from the goal),
+and the larger of the two bounds is taken.
 
 ``patterns`` adds, on boards of at most :data:`PATTERN_MAX_CELLS` cells, projections: for
 a group of tiles, the multi-tile distance of the group's and the blank's cells to their
@@ -227,6 +230,39 @@ def _tables_bound(ranks, occ, blank, table, split, project, size, unit, n):
 
 
 @dataclass
+class Mirror:
+    """The reflection of a square board in its main diagonal: cell ``v`` goes to
+    ``cell[v]``, and tile ``t`` is renamed ``tile[t]``, the tile whose goal cell is the
+    reflection of ``t``'s. It maps the goal to itself and a move along a row to one along
+    a column, so a position and its reflection (:meth:`reflect`) are equally far from the
+    goal, and a bound of the one bounds the other."""
+
+    cell: np.ndarray
+    tile: np.ndarray
+
+    @classmethod
+    def of(cls, width: int, height: int, goal: Sequence[int]) -> "Mirror | None":
+        """The board's mirror, or None: not square, or the goal's blank off the diagonal."""
+        if width != height:
+            return None
+        cell = np.array([(v % width) * width + v // width for v in range(width * height)], dtype=np.int64)
+        blank = list(goal).index(0)
+        if cell[blank] != blank:
+            return None
+        tile = np.zeros(len(goal), dtype=np.int64)
+        for v, t in enumerate(goal):
+            tile[t] = goal[cell[v]]
+        return cls(cell, tile)
+
+    def reflect(self, state: Sequence[int]) -> tuple[int, ...]:
+        """The position reflected: the tile on ``v``, renamed, on ``cell[v]``."""
+        out = [0] * len(state)
+        for v, t in enumerate(state):
+            out[self.cell[v]] = int(self.tile[t])
+        return tuple(out)
+
+
+@dataclass
 class AxisWalk:
     """One axis' walking distance in runs, for the compiled pass.
 
@@ -277,15 +313,19 @@ class MtmSearchProblem:
     walks: list
     projections: Projections
     splits: Splits
+    mirror: Mirror | None = None
     bipartite: bool = False
 
     @classmethod
     def build(cls, width: int, height: int, goal: Sequence[int], partitions: Sequence[Sequence[int]] = (),
-              groups: Sequence[Sequence[int]] = (), splits: Splits | None = None) -> "MtmSearchProblem":
+              groups: Sequence[Sequence[int]] = (), splits: Splits | None = None,
+              reflect: bool = True) -> "MtmSearchProblem":
         """Tables for the ``width`` x ``height`` board and ``goal``; ``partitions``: its rows
         and columns (:meth:`~puzzlespace.families.sliding.SlidingPuzzle.walking_partitions`),
         or none for the Manhattan bounds alone; ``groups``: the projections' tiles;
-        ``splits``: split pattern databases (:class:`Splits`), if any."""
+        ``splits``: split pattern databases (:class:`Splits`), if any, read for the
+        reflected position too where the board has a :class:`Mirror` (unless not
+        ``reflect``)."""
         n = width * height
         lines = line_moves(width, height)
         rows = []
@@ -306,8 +346,9 @@ class MtmSearchProblem:
         walks = [AxisWalk.of(tables[0], n, height), AxisWalk.of(tables[1], n, width)]
         moves = np.array(rows, dtype=np.int64)
         projections = Projections.build(n, ptr, moves, list(goal), groups)
-        return cls(width, ptr, moves, dist, np.array([height - 1, width - 1]), walks, projections,
-                   splits or Splits.build(n))
+        splits = splits or Splits.build(n)
+        mirror = Mirror.of(width, height, goal) if reflect and len(splits.size) else None
+        return cls(width, ptr, moves, dist, np.array([height - 1, width - 1]), walks, projections, splits, mirror)
 
     def parts(self, state: Sequence[int]) -> tuple[int, int, int, int]:
         """(MD_v, MD_h, abstract state of the rows, of the columns) of ``state``."""
@@ -319,7 +360,10 @@ class MtmSearchProblem:
         mdv, mdh, sv, sh = self.parts(state)
         axes = (max(int(self.walks[0].dist[sv]), -(-mdv // int(self.longest[0])))
                 + max(int(self.walks[1].dist[sh]), -(-mdh // int(self.longest[1]))))
-        return max(axes, self.projections.bound(list(state)), self.splits.bound(state))
+        tables = self.splits.bound(state)
+        if self.mirror is not None:
+            tables = max(tables, self.splits.bound(self.mirror.reflect(state)))
+        return max(axes, self.projections.bound(list(state)), tables)
 
     def pass_function(self, start: Sequence[int], bound: int, ctl: np.ndarray, path: np.ndarray,
                       weight: tuple[int, int] = (1, 1)):
@@ -333,8 +377,12 @@ class MtmSearchProblem:
         pos = sp.cells(start)
         ranks, occ = sp.ranks(pos)
         saved = np.zeros((bound // weight[0] + 2, len(sp.size)), dtype=np.int64)
+        same = np.arange(len(start), dtype=np.int64)
+        m = self.mirror or Mirror(same[:0], same[:0])  # no cells: no reflection
+        mpos = sp.cells(m.reflect(start)) if self.mirror else pos.copy()
+        mranks, mocc = sp.ranks(mpos)
         split = (pos, ranks, occ, saved, sp.table, sp.split, sp.project, sp.size, sp.group, sp.slot,
-                 np.int64(sp.width), np.int64(sp.unit))
+                 np.int64(sp.width), np.int64(sp.unit), same, mpos, mranks, mocc, saved.copy(), m.tile, m.cell)
         return lambda: _dfs(tiles, np.int64(blank), np.int64(-1), np.int64(0), np.int64(mdv), np.int64(mdh),
                             np.int64(sv), np.int64(sh), np.int64(bound),
                             np.int64(weight[0]), np.int64(weight[1]), self.ptr, self.moves, self.dist, self.longest,
@@ -361,18 +409,20 @@ def _shift_codes(tiles, blank, u, k, step, codes, pgroup, pweight, sign):
 
 
 @nb.njit(cache=True, nogil=True, inline="always")
-def _shift_splits(tiles, blank, k, step, pos, occ, group, slot, width, sign):
+def _shift_splits(tiles, blank, k, step, pos, occ, group, slot, width, sign, tile, cell):
     """Move the tables' group tiles that the move of ``k`` cells of ``step`` from ``blank``
-    slides in ``pos`` and ``occ`` (``sign`` 1) or back (-1), ``tiles`` as before the move;
-    returns the mask of the groups it changed."""
+    slides in ``pos`` and ``occ`` (``sign`` 1) or back (-1), ``tiles`` as before the move,
+    each tile ``t`` on cell ``c`` taken as ``tile[t]`` on ``cell[c]`` (the identity, or a
+    :class:`Mirror`'s); returns the mask of the groups it changed."""
     mask = 0
     for j in range(1, k + 1):
         c = blank + j * step
-        t = tiles[c]
+        t = tile[tiles[c]]
         g = group[t]
         if g >= 0:
-            pos[g * width + slot[t]] = c - step if sign > 0 else c
-            occ[g] ^= (np.uint64(1) << np.uint64(c)) | (np.uint64(1) << np.uint64(c - step))
+            after, before = cell[c - step], cell[c]
+            pos[g * width + slot[t]] = after if sign > 0 else before
+            occ[g] ^= (np.uint64(1) << np.uint64(after)) | (np.uint64(1) << np.uint64(before))
             mask |= 1 << g
     return mask
 
@@ -393,6 +443,20 @@ def _unrank(mask, ranks, saved):
             ranks[g] = saved[g]
 
 
+@nb.njit(cache=True, nogil=True, inline="always")
+def _unshift_splits(tiles, blank, k, step, split, mask, mirrored, g):
+    """Take back a move's change of the tables' groups (``mask``) and of their reflection's
+    (``mirrored``), at depth ``g`` (``split``: as :func:`_dfs` has it)."""
+    (pos, ranks, occ, saved, _, _, _, _, group, slot, width, _, same, mpos, mranks, mocc, msaved, mtile,
+     mcell) = split
+    if mask:
+        _shift_splits(tiles, blank, k, step, pos, occ, group, slot, width, -1, same, same)
+        _unrank(mask, ranks, saved[g])
+    if mirrored:
+        _shift_splits(tiles, blank, k, step, mpos, mocc, group, slot, width, -1, mtile, mcell)
+        _unrank(mirrored, mranks, msaved[g])
+
+
 @nb.njit(cache=True, nogil=True)
 def _dfs(tiles, blank, prev_axis, g, mdv, mdh, sv, sh, bound, wg, wh, ptr, moves, dist, longest,
          vtrans, vdist, vcol, vclass, htrans, hdist, hcol, hclass, codes, ptable, poff, pgroup, pweight, split, ctl,
@@ -404,9 +468,13 @@ def _dfs(tiles, blank, prev_axis, g, mdv, mdh, sv, sh, bound, wg, wh, ptr, moves
     pattern databases' (their groups' cells, ranks and cell masks, changed for a child and
     restored, the ranks a move replaced per depth, then :class:`Splits`' arrays). A child
     is cut on the axes' bound before the tables are read.
+    The tables are read for the reflected position too (its groups' cells, ranks, masks
+    and replaced ranks, then the :class:`Mirror`'s tile names and cells; none: no
+    reflection), where the position's own reading left the child within the bound.
     On FOUND, ``path[g:]`` holds the cells the blank moves to; the board is restored on
     every other return. The stop flag is read after each child that was searched."""
-    pos, ranks, occ, saved, stable, ssplit, sproject, ssize, sgroup, sslot, swidth, unit = split
+    (pos, ranks, occ, saved, stable, ssplit, sproject, ssize, sgroup, sslot, swidth, unit, same,
+     mpos, mranks, mocc, msaved, mtile, mcell) = split
     n = np.int64(tiles.shape[0])
     width = np.int64(tiles.shape[0] // (longest[0] + 1))
     generated = 0
@@ -432,11 +500,17 @@ def _dfs(tiles, blank, prev_axis, g, mdv, mdh, sv, sh, bound, wg, wh, ptr, moves
         h = _axis_bound(md2v, longest[0], np.int64(vdist[s2v])) + _axis_bound(md2h, longest[1], np.int64(hdist[s2h]))
         f = (g + 1) * wg + h * wh
         mask = 0
+        mirrored = 0
         if f <= bound and ssize.shape[0]:
-            mask = _shift_splits(tiles, blank, k, step, pos, occ, sgroup, sslot, swidth, 1)
+            mask = _shift_splits(tiles, blank, k, step, pos, occ, sgroup, sslot, swidth, 1, same, same)
             _rerank(mask, pos, ranks, saved[g], ssize, swidth, n)
             h = max(h, _tables_bound(ranks, occ, u, stable, ssplit, sproject, ssize, unit, n))
             f = (g + 1) * wg + h * wh
+            if f <= bound and mcell.shape[0]:
+                mirrored = _shift_splits(tiles, blank, k, step, mpos, mocc, sgroup, sslot, swidth, 1, mtile, mcell)
+                _rerank(mirrored, mpos, mranks, msaved[g], ssize, swidth, n)
+                h = max(h, _tables_bound(mranks, mocc, mcell[u], stable, ssplit, sproject, ssize, unit, n))
+                f = (g + 1) * wg + h * wh
         if f <= bound and codes.shape[0]:
             _shift_codes(tiles, blank, u, k, step, codes, pgroup, pweight, 1)
             for p in range(codes.shape[0]):
@@ -445,9 +519,7 @@ def _dfs(tiles, blank, prev_axis, g, mdv, mdh, sv, sh, bound, wg, wh, ptr, moves
             if f > bound:
                 _shift_codes(tiles, blank, u, k, step, codes, pgroup, pweight, -1)
         if f > bound:
-            if mask:
-                _shift_splits(tiles, blank, k, step, pos, occ, sgroup, sslot, swidth, -1)
-                _unrank(mask, ranks, saved[g])
+            _unshift_splits(tiles, blank, k, step, split, mask, mirrored, g)
             if f < ctl[MIN_F]:
                 ctl[MIN_F] = f
             continue
@@ -465,9 +537,7 @@ def _dfs(tiles, blank, prev_axis, g, mdv, mdh, sv, sh, bound, wg, wh, ptr, moves
             tiles[blank + j * step] = tiles[blank + (j - 1) * step]
         tiles[blank] = 0
         _shift_codes(tiles, blank, u, k, step, codes, pgroup, pweight, -1)
-        if mask:
-            _shift_splits(tiles, blank, k, step, pos, occ, sgroup, sslot, swidth, -1)
-            _unrank(mask, ranks, saved[g])
+        _unshift_splits(tiles, blank, k, step, split, mask, mirrored, g)
         if status == FOUND:
             path[g] = u
             ctl[NODES] += generated
@@ -479,9 +549,10 @@ def _dfs(tiles, blank, prev_axis, g, mdv, mdh, sv, sh, bound, wg, wh, ptr, moves
     return NOT_FOUND
 
 
-def line_pattern_problem(puzzle, spaces: Sequence, tables: np.ndarray) -> MtmSearchProblem:
+def line_pattern_problem(puzzle, spaces: Sequence, tables: np.ndarray, reflect: bool = True) -> MtmSearchProblem:
     """The IDA* problem of ``puzzle`` (a sliding board in the multi-tile metric): its
     walking bound and the line-move pattern databases ``tables`` of ``spaces``
-    (:class:`Splits`)."""
+    (:class:`Splits`), read for the reflected position too where the board has a
+    :class:`Mirror` (unless not ``reflect``)."""
     return MtmSearchProblem.build(puzzle.width, puzzle.height, puzzle.goal, puzzle.walking_partitions(),
-                                  splits=Splits.build(puzzle.n_cells, spaces, tables))
+                                  splits=Splits.build(puzzle.n_cells, spaces, tables), reflect=reflect)
