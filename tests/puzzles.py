@@ -95,3 +95,14 @@ def examples(count: int):
     from hypothesis import settings
 
     return settings(max_examples=max(1, count * settings.default.max_examples // 50), deadline=None)
+
+
+def saved_tablebase(name: str, folder):
+    """The tablebase of the puzzle ``name``, explored, saved in ``folder`` and loaded."""
+    import puzzlespace as ps
+    from puzzlespace.explore import explore, tablebase
+
+    p = ps.load_puzzle(name)
+    result = explore(p, keep_table=True)
+    tablebase.save(folder / "t.pstb", p, p.state_index(), result.table, result.depth_counts)
+    return tablebase.load(folder / "t.pstb", p)

@@ -201,3 +201,22 @@ def replay_directions(puzzle, start: tuple[int, ...], directions: Sequence[str])
     for word in directions:
         state = puzzle.apply(state, state.index(0) + way[word[0]] * int(word[1:] or 1))
     return state
+
+
+def optimal_path_count_reference(puzzle, start: tuple[int, ...]) -> tuple[int, int]:
+    """Reference for counting optimal solutions: (length, count) of ``start``, the length
+    from a plain BFS, the count of every walk of that many moves that ends on the goal (a
+    walk as short as the distance is a shortest path), by memoised recursion."""
+    from functools import lru_cache
+
+    from puzzlespace.search.bfs import bfs
+
+    length = len(bfs(puzzle, start, puzzle.goal).moves)
+
+    @lru_cache(maxsize=None)
+    def walks(state, left):
+        if left == 0:
+            return int(state == puzzle.goal)
+        return sum(walks(to, left - 1) for _, to in puzzle.successors(state))
+
+    return length, walks(start, length)

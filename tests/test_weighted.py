@@ -15,10 +15,10 @@ from click.testing import CliRunner
 
 import puzzlespace as ps
 from puzzlespace.cli import app
-from puzzlespace.explore import explore
-from puzzlespace.explore import tablebase as tb
 from puzzlespace.search.ida import weight_coefficients
 from puzzlespace.solver import plan_solving
+
+from puzzles import saved_tablebase
 
 WEIGHTS = ("1", "1.5", "2", "3")
 
@@ -29,11 +29,7 @@ def tablebases(tmp_path_factory):
 
     def load(name: str):
         if name not in made:
-            p = ps.load_puzzle(name)
-            r = explore(p, keep_table=True)
-            path = tmp_path_factory.mktemp("tb") / "t.pstb"
-            tb.save(path, p, p.state_index(), r.table, r.depth_counts)
-            made[name] = tb.load(path, p)
+            made[name] = saved_tablebase(name, tmp_path_factory.mktemp("tb"))
         return made[name]
 
     return load

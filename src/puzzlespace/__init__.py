@@ -21,6 +21,7 @@ _EXPORTS = {
     "FlipPuzzle": "families", "Position": "families", "GraphPuzzle": "families", "JumpPuzzle": "families", "Puzzle": "families",
     "SlidingPuzzle": "families", "TokenPuzzle": "families", "Verdict": "families",
     "load_puzzle": "registry", "Solution": "solver", "solve": "solver",
+    "count_optimal": "optimal", "optimal_solutions": "optimal",
 }
 
 __all__ = ["__version__", *_EXPORTS]

@@ -26,8 +26,9 @@ from .cliparse import (EXIT_INTERRUPTED, EXIT_OK, EXIT_STOPPED, EXIT_UNSOLVABLE,
                        OutputPath, Seconds, SegmentCount, Weight, quiet_finalizers)
 from .errors import PuzzleError, SearchStopped, Undecided, Unsolvable
 from .registry import load_puzzle, syntax as puzzle_syntax
-from .cliprint import (SaidOnStderr, build_bar, err, layer_progress, out, print_exploration, print_pdb_list,
-                       print_solution, say, search_status, show)
+from .cliprint import (SaidOnStderr, build_bar, err, layer_progress, out, print_exploration, print_optimal,
+                       print_pdb_list, print_solution, say, search_status, show)
+from .optimal import LIST_CAP, every_optimal, optimal_json
 from .solver import METHODS, plan_solving, search_weight, solve as solve_position, tablebase_of, unsolved_json
 
 if TYPE_CHECKING:  # annotations only
@@ -77,11 +78,7 @@ def app() -> None:
 
 
 class Stop(Exception):
-    """End a command with an exit status (its message, if any, is already printed)."""
-
-    def __init__(self, code: int):
-        super().__init__(code)
-        self.code = code
+    """End a command with the exit status ``args[0]`` (its message, if any, is already printed)."""
 
 
 @contextmanager
@@ -103,7 +100,7 @@ def _errors() -> Iterator[None]:
         err.print("stopped: interrupted", markup=False)
         raise click.exceptions.Exit(EXIT_INTERRUPTED)
     except Stop as exc:
-        raise click.exceptions.Exit(exc.code)
+        raise click.exceptions.Exit(exc.args[0])
 
 
 #: How the library ends the message of a run that stopped with a checkpoint to continue from.
@@ -200,6 +197,10 @@ def check(puzzle: str, position: str, goal: Optional[str], explain: bool, as_jso
                    "longer is refused up front")
 @click.option("--table", type=PATH, metavar="FILE",
               help="read the solution from this tablebase (default with --method table: the cached one)")
+@click.option("--count", "count_only", is_flag=True, help="count every optimal solution (from the tablebase of "
+              "--table or of the cache, else a search of the position's layers, for small puzzles)")
+@click.option("--all", "list_cap", type=click.IntRange(1), is_flag=False, flag_value=LIST_CAP, default=None,
+              metavar="[K]", help=f"list them too, in the order of their moves, at most K (default {LIST_CAP})")
 @click.option("--quiet", "-q", is_flag=True, help="the moves only, no boards")
 @click.option("--html", "html_file", type=OUTPUT, metavar="FILE",
               help="also write the solution as a page that plays it (one file, opens offline)")
@@ -208,8 +209,9 @@ def check(puzzle: str, position: str, goal: Optional[str], explain: bool, as_jso
 @json_option
 @cache_option
 def solve(puzzle: str, position: str, goal: Optional[str], method: str, heuristic: str, weight: Fraction,
-          anytime: bool, time_limit: Optional[float], table: Optional[Path], quiet: bool,
-          html_file: Optional[Path], svg_file: Optional[Path], as_json: bool, cache_dir: Optional[Path]) -> None:
+          anytime: bool, time_limit: Optional[float], table: Optional[Path], count_only: bool,
+          list_cap: Optional[int], quiet: bool, html_file: Optional[Path], svg_file: Optional[Path], as_json: bool,
+          cache_dir: Optional[Path]) -> None:
     """Find a proven-optimal (fewest-moves) solution of POSITION, or with --weight W one
     at most W times as long, with a proven lower bound of the optimum; with --anytime the
     best solution found until --time-limit.
@@ -221,9 +223,14 @@ def solve(puzzle: str, position: str, goal: Optional[str], method: str, heuristi
     with _errors():
         _use_cache(cache_dir)
         p, state = _load(puzzle, position, goal)
-        plan = plan_solving(p, method, heuristic, table=tablebase_of(p, table) if table else None,
-                            bounded=anytime or weight != 1)
+        table = tablebase_of(p, table) if table else None
         try:
+            if count_only or list_cap:
+                counted, listed = every_optimal(p, state, table, list_cap)
+                if as_json:
+                    _emit_json(optimal_json(p, state, counted, listed))
+                return print_optimal(p, counted, listed, lines=not as_json)
+            plan = plan_solving(p, method, heuristic, table=table, bounded=anytime or weight != 1)
             if plan.builds_patterns:
                 plan = _with_patterns(plan, puzzle, goal, deadline=deadline)
             remaining = None if deadline is None else max(0.0, deadline - clock())

@@ -223,3 +223,21 @@ def _pdb_row(r: dict) -> tuple[str, ...]:
         return (r["name"], f"unreadable: {r['problem']}", "", "", human(r["bytes"]), "", "")
     return (r["name"], str(r["puzzle"]), tiles, f"{r['entries']:,}", human(r["bytes"]), f"{r['seconds']:.1f} s",
             time.strftime("%Y-%m-%d %H:%M", time.localtime(r["last_used"])))
+
+
+def print_optimal(p: "Puzzle", counted, listed, lines: bool = True) -> None:
+    """``solve --count``'s line, then (``--all``) each listed solution's moves in the
+    family's first notation (with ``lines``); on stderr, whether ``--all``'s cap cut the
+    list."""
+    if listed is not None and len(listed) < counted.count:
+        say(f"listed the first {len(listed):,} of {counted.count:,} optimal solutions; --all {counted.count} "
+            "lists them all")
+    if not lines:
+        return
+    plural = "" if counted.count == 1 else "s"
+    out.print(f"{p.spec}: {counted.count:,} optimal solution{plural} of {counted.length} moves ({counted.method})",
+              markup=False)
+    for i, sol in enumerate(listed or [], 1):
+        moves = next(iter(sol.notations.values()), sol.moves)
+        sep = "" if all(len(str(m)) == 1 and not str(m).isdigit() for m in moves) else " "
+        out.print(f"{i}: {sep.join(map(str, moves)) or '(none)'}", markup=False)

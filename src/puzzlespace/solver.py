@@ -356,12 +356,7 @@ def solve(
     """
     q, p = search_weight(weight, anytime, plan.method if plan else method)
     deadline = None if time_limit is None else clock() + time_limit
-    try:
-        verdict = puzzle.check(start)
-    except Undecided:
-        verdict = None
-    if verdict is not None and not verdict.solvable:
-        raise Unsolvable(verdict)
+    require_solvable(puzzle, start)
     if plan is None:
         plan = plan_solving(puzzle, method, heuristic, table, problem, bounded=anytime or p != q)
     if plan.method in ("ida", "fast") and plan.problem is None:  # its tables' build counts against the time limit
@@ -377,6 +372,17 @@ def solve(
                     heuristic=plan.heuristic.name if plan.heuristic else "",
                     lower_bound=None if lower == len(moves) else lower,
                     weight=None if method == "fast" else Fraction(p, q), anytime=anytime and method == "ida")
+
+
+def require_solvable(puzzle: Puzzle, start: State) -> None:
+    """Raise Unsolvable when ``puzzle.check`` proves ``start`` cannot reach the goal; an
+    undecided check lets the search go ahead (it finds out)."""
+    try:
+        verdict = puzzle.check(start)
+    except Undecided:
+        return
+    if not verdict.solvable:
+        raise Unsolvable(verdict)
 
 
 def _left(deadline: float | None) -> float | None:
