@@ -39,6 +39,8 @@ SUITES = {
     "mtm-solve": ("mtm_solve", "optimal multi-tile-metric solves: the 4x3:mtm antipodes, the transposed 15-puzzle goal, "
                   "random 15-puzzle positions (pdb:6-6-3 line-move tables)",
                   "the same positions solved in the single-tile metric", "10-20 min (2 min to build the tables)"),
+    "optimal": ("optimal", "every optimal solution counted: the 8-puzzle's antipodes, a 53-move 4x3 position",
+                "a search of the position's layers; one optimal solve of the same position", "1 min"),
     "pages": ("pages", "solve --html and --svg: the page and picture made from a solution",
               "the solve itself", "1 min"),
     "serve": ("serve", "puzzlespace serve: hints of random 3x3, 4x3 and 4x4 positions over HTTP",

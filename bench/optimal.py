@@ -1,0 +1,63 @@
+"""Every optimal solution: counting them, beside finding one.
+
+``python -m bench optimal``
+
+1. The 8-puzzle's two antipodes (31 moves): their counts from the 3x3 tablebase and by a
+   search of the position's layers (``puzzlespace.search.paths``), each timed; the two
+   counts must be equal.
+2. The 4x3 position ``0 3 2 1/8 7 6 5/4 11 10 9`` (53 moves): its count from the 4x3
+   tablebase (explored first, outside the timing), beside one optimal solve of it with
+   the default databases (built first), the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+
+from . import harness  # first: it puts this tree's src on sys.path
+import puzzlespace as ps
+from puzzlespace.explore import explore, tablebase
+from puzzlespace.optimal import count_optimal
+from puzzlespace.solver import plan_solving
+
+
+def table_of(p, folder: Path):
+    result = explore(p, keep_table=True)
+    tablebase.save(folder / "t.pstb", p, p.state_index(), result.table, result.depth_counts)
+    return tablebase.load(folder / "t.pstb", p)
+
+
+def timed(run):
+    t0 = time.perf_counter()
+    value = run()
+    return value, time.perf_counter() - t0
+
+
+def main(argv: list[str]) -> int:
+    argparse.ArgumentParser(prog="python -m bench optimal", description=__doc__.split("\n")[0]).parse_args(argv)
+    harness.banner("optimal", " ".join(argv))
+    with tempfile.TemporaryDirectory() as scratch:
+        p = ps.load_puzzle("3x3")
+        table = table_of(p, Path(scratch))
+        print("## the 8-puzzle's antipodes (31 moves)")
+        for text in ("8 6 7/2 5 4/3 0 1", "6 4 7/8 5 0/3 2 1"):
+            start = p.parse_position(text)
+            by_table, t_table = timed(lambda: count_optimal(p, start, table=table))
+            by_search, t_search = timed(lambda: count_optimal(p, start, max_states=10**6))
+            assert by_table.count == by_search.count, (by_table, by_search)
+            print(f"  {text}: {by_table.count} optimal solutions of {by_table.length} moves; figure (table) "
+                  f"{t_table:.4f} s, baseline (search) {t_search:.3f} s, ratio {t_search / t_table:.0f}")
+        p = ps.load_puzzle("4x3")
+        start = p.parse_position("0 3 2 1/8 7 6 5/4 11 10 9")
+        table = table_of(p, Path(scratch))
+        plan = plan_solving(p, "ida").ready()
+        one, t_one = timed(lambda: ps.solve(p, start, plan=plan))
+        counted, t_count = timed(lambda: count_optimal(p, start, table=table))
+        print("## 4x3, 0 3 2 1/8 7 6 5/4 11 10 9")
+        print(f"  figure: {counted.count} optimal solutions of {counted.length} moves from the tablebase in "
+              f"{t_count:.3f} s; baseline: one optimal solve ({plan.heuristic}) in {t_one:.3f} s, "
+              f"{one.length} moves; ratio {t_count / t_one:.2f}")
+    return 0
