@@ -106,7 +106,7 @@ def test_check_and_solve_json_name_the_position_alike():
 
 def test_a_stopped_solve_still_prints_its_json():
     r = run("solve", "5x5", "0 24 23 22 21/20 19 18 17 16/15 14 13 12 11/10 9 8 7 6/5 4 3 2 1",
-            "--heuristic", "linear-conflict", "--time-limit", "0.3", "--json")
+            "--heuristic", "linear-conflict", "--time-limit", "1", "--json")
     assert r.exit_code == 3
     data = json.loads(r.stdout)
     assert data["status"] == "stopped" and data["lower_bound"] >= 100 and data["nodes"] > 0

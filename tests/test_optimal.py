@@ -9,9 +9,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import puzzlespace as ps
-from puzzlespace.errors import SearchStopped, Unsolvable
+from puzzlespace.errors import PuzzleError, SearchStopped, Unsolvable
 from puzzlespace.optimal import count_optimal, optimal_solutions
-from puzzlespace.search.paths import by_search, by_table
+from puzzlespace.search.paths import by_bound, by_search, by_table
+from puzzlespace.solver import search_problem_for
 
 from puzzles import examples, saved_tablebase
 from reference import optimal_path_count_reference
@@ -75,10 +76,11 @@ def test_the_goal_has_one_solution_and_an_unsolvable_position_none():
         count_optimal(p, (2, 1, 3, 4, 5, 0))
 
 
-def test_a_search_past_its_states_stops_and_says_what_to_do():
-    p = ps.load_puzzle("4x4")
+@pytest.mark.parametrize("name", ["3x3", "4x3"])  # a search of the layers, one below IDA*'s bound
+def test_a_search_past_its_states_stops_and_says_what_to_do(name):
+    p = ps.load_puzzle(name)
     start = p.random_position(__import__("numpy").random.default_rng(1))
-    with pytest.raises(SearchStopped, match="passed 1,000 states; use a tablebase"):
+    with pytest.raises(SearchStopped, match="passed 1,000 positions; use a tablebase"):
         count_optimal(p, start, max_states=1000)
 
 
@@ -131,3 +133,25 @@ def test_solve_count_of_an_unsolvable_position_says_so():
 
     got = run("solve", "3x2", "2 1 3/4 5 0", "--count", "--json")
     assert got.exit_code == 1 and json.loads(got.stdout)["status"] == "unsolvable"
+
+
+@examples(25)
+@given(st.sampled_from(["3x2", "2x3", "4x2", "3x2:mtm", "jump:6:1,3", "flip:2x3"]), st.integers(0, 2**32 - 1))
+def test_a_search_below_the_bound_finds_the_same_graph(name, seed):
+    """by_bound (IDA*'s last iteration, continued), given the length, against the search
+    of the layers: the same count and list."""
+    p = ps.load_puzzle(name)
+    start = p.random_position(__import__("numpy").random.default_rng(seed))
+    layers = by_search(p, start)
+    bounded = by_bound(p, start, layers.length, search_problem_for(p).heuristic)
+    assert bounded.count() == layers.count() and list(bounded.each()) == list(layers.each())
+    if layers.length:
+        with pytest.raises(PuzzleError, match="not the distance"):
+            by_bound(p, start, layers.length - 1, search_problem_for(p).heuristic)
+
+
+def test_without_a_tablebase_a_larger_puzzle_is_counted_below_idas_bound():
+    p = ps.load_puzzle("5x2")
+    start = p.random_position(__import__("numpy").random.default_rng(7))
+    counted = count_optimal(p, start)
+    assert counted.method == "ida" and counted.count == by_search(p, start).count()

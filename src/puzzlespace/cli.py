@@ -198,7 +198,7 @@ def check(puzzle: str, position: str, goal: Optional[str], explain: bool, as_jso
 @click.option("--table", type=PATH, metavar="FILE",
               help="read the solution from this tablebase (default with --method table: the cached one)")
 @click.option("--count", "count_only", is_flag=True, help="count every optimal solution (from the tablebase of "
-              "--table or of the cache, else a search of the position's layers, for small puzzles)")
+              "--table or of the cache, else a search: of the position's layers, or below IDA*'s bound)")
 @click.option("--all", "list_cap", type=click.IntRange(1), is_flag=False, flag_value=LIST_CAP, default=None,
               metavar="[K]", help=f"list them too, in the order of their moves, at most K (default {LIST_CAP})")
 @click.option("--quiet", "-q", is_flag=True, help="the moves only, no boards")

@@ -4,9 +4,12 @@
 The method is chosen as :func:`~puzzlespace.solver.solve` chooses: the tablebase given, or
 the puzzle's cached one (``explore --save cache``), whose entries tell which moves are
 optimal (:func:`puzzlespace.search.paths.by_table`: exact and fast however many solutions
-there are); without one, a breadth-first search of the position's layers up to the goal
-(:func:`puzzlespace.search.paths.by_search`), for spaces of at most ``max_states``
-positions. Both give the same optimal graph; :mod:`puzzlespace.search.paths` says how its
+there are); without one, on a small space (:func:`~puzzlespace.solver.is_small`) or a
+family without IDA*, a breadth-first search of the position's layers up to the goal
+(:func:`~puzzlespace.search.paths.by_search`); else one optimal IDA* solve for the length,
+then a search of the walks of that length below IDA*'s bound
+(:func:`~puzzlespace.search.paths.by_bound`). Each search stops past ``max_states``
+positions. All give the same optimal graph; :mod:`puzzlespace.search.paths` says how its
 paths are counted and listed.
 """
 
@@ -17,7 +20,7 @@ from itertools import islice
 from typing import Iterator
 
 from .families.base import Puzzle, State
-from .search.paths import ShortestPaths, by_search, by_table
+from .search.paths import ShortestPaths, by_bound, by_search, by_table
 
 #: Positions a search without a tablebase may visit.
 MAX_STATES = 2_000_000
@@ -28,7 +31,7 @@ LIST_CAP = 100
 @dataclass(frozen=True)
 class OptimalCount:
     """``count`` distinct optimal move sequences of ``length`` moves, found by ``method``
-    (``table`` or ``bfs``)."""
+    (``table``, ``bfs`` or ``ida``)."""
 
     length: int
     count: int
@@ -62,12 +65,18 @@ def shortest_paths(puzzle: Puzzle, start: State, table=None, max_states: int = M
     SearchStopped
         Without a tablebase, past ``max_states`` positions.
     """
-    from .solver import cached_tablebase, require_solvable
+    from .solver import cached_tablebase, is_small, plan_solving, require_solvable, solve
 
     require_solvable(puzzle, start)
     if table is None:
         table = cached_tablebase(puzzle, skip_unusable=True)
-    return by_table(table, start) if table is not None else by_search(puzzle, start, max_states)
+    if table is not None:
+        return by_table(table, start)
+    if is_small(puzzle) or puzzle.default_heuristic() is None:
+        return by_search(puzzle, start, max_states)
+    plan = plan_solving(puzzle, "ida").ready()
+    length = solve(puzzle, start, plan=plan).length
+    return by_bound(puzzle, start, length, plan.problem.heuristic, max_states)
 
 
 def count_optimal(puzzle: Puzzle, start: State, table=None, max_states: int = MAX_STATES) -> OptimalCount:

@@ -7,9 +7,11 @@ distance and its optimal moves as a function (``nearer``), from which :meth:`cou
 the paths up layer by layer (each position of a layer holding the number of paths that
 reach it: exact, an integer of any size, however many paths share positions) and
 :meth:`each` lists them in the order of their moves. Two ways to tell which neighbours
-are nearer: a tablebase's entries (:func:`by_table`), or a breadth-first search from the
-position with its layers kept (:func:`by_search`, for small spaces). These run in Python
-over hashed state tuples, over the positions of the optimal graph only.
+are nearer: a tablebase's entries (:func:`by_table`), a breadth-first search from the
+position with its layers kept (:func:`by_search`, for small spaces), or, given the
+optimal length, a depth-first search below it pruned by an admissible bound
+(:func:`by_bound`: IDA*'s last iteration, continued past the first solution). These run
+in Python over hashed state tuples.
 """
 
 from __future__ import annotations
@@ -103,7 +105,7 @@ def by_search(puzzle: Puzzle, start: State, max_states: int = 2_000_000) -> Shor
         if not layer:
             raise PuzzleError("the goal cannot be reached from the position")
         if len(seen) > max_states:
-            raise SearchStopped(f"the search of every optimal solution passed {max_states:,} states; "
+            raise SearchStopped(f"the search of every optimal solution passed {max_states:,} positions; "
                                 "use a tablebase (explore --save cache)", nodes=len(seen),
                                 lower_bound=len(layers))
         layers.append(layer)
@@ -118,3 +120,39 @@ def by_search(puzzle: Puzzle, start: State, max_states: int = 2_000_000) -> Shor
         return sorted((m, t) for m, t in puzzle.successors(state) if t in below)
 
     return ShortestPaths(start, goal, len(layers) - 1, nearer, "bfs")
+
+
+def by_bound(puzzle: Puzzle, start: State, length: int, bound: Callable[[State], int],
+             max_states: int = 2_000_000) -> ShortestPaths:
+    """The optimal graph of ``start``, whose distance to the goal is ``length``, from a
+    depth-first search of the walks of that many moves, a position cut where ``bound`` (an
+    admissible bound of its distance) exceeds the moves left. The number of walks of
+    ``left`` moves from a position to the goal is kept a (position, left) pair, so shared
+    positions are searched once; a walk of ``length`` moves to the goal is a shortest
+    path, so a position with walks left lies on one, ``left`` moves from the goal.
+    SearchStopped past ``max_states`` pairs."""
+    goal = puzzle.goal
+    walks: dict = {}
+
+    def count(state: State, left: int) -> int:
+        key = (state, left)
+        if key not in walks:
+            if left == 0 or bound(state) > left:
+                walks[key] = int(state == goal and left == 0)
+            else:
+                walks[key] = sum(count(to, left - 1) for _, to in puzzle.successors(state))
+            if len(walks) > max_states:
+                raise SearchStopped(f"the search of every optimal solution passed {max_states:,} positions; "
+                                    "use a tablebase (explore --save cache)", nodes=len(walks),
+                                    lower_bound=length)
+        return walks[key]
+
+    if count(start, length) == 0:
+        raise PuzzleError(f"no walk of {length} moves reaches the goal: the length given is not the distance")
+    left = {state: moves for (state, moves), n in walks.items() if n}
+
+    def nearer(state: State) -> list[tuple[int, State]]:
+        below = left[state] - 1
+        return sorted((m, t) for m, t in puzzle.successors(state) if walks.get((t, below), 0))
+
+    return ShortestPaths(start, goal, length, nearer, "ida")
