@@ -4,7 +4,7 @@ From the bottom: primitives (errors, contracts, bit tables, fast division, data 
 cache folder, resources, positions, graphs and their distances, figures
 and their SVG renderer, lazy names, compiled code and the calibration's rates); algorithms (``search``, ``explore``: no family, no pattern database); families
 and what is specific to them (``families``, ``pdb``); planning and its products
-(``solver``, ``batch``, ``registry``, ``pages``, ``plot``, ``play``, ``warmup``); the
+(``solver``, ``optimal``, ``batch``, ``registry``, ``pages``, ``plot``, ``play``, ``warmup``); the
 command line (``cli``; ``cliparse``, how it reads its arguments; ``cliprint``, how it
 shows what it does).
 Every import counts, those inside functions too.
@@ -22,7 +22,7 @@ LAYERS = [
      "distances", "drawing", "render", "lazy", "compiled", "calibration"},
     {"search", "explore"},
     {"families", "pdb"},
-    {"solver", "batch", "registry", "pages", "plot", "play", "warmup"},
+    {"solver", "optimal", "batch", "registry", "pages", "plot", "play", "warmup"},
     {"cli", "cliparse", "cliprint", "web", "__main__", "__init__"},
 ]
 LEVEL = {unit: i for i, units in enumerate(LAYERS) for unit in units}
