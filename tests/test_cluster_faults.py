@@ -346,8 +346,10 @@ def test_a_request_of_the_cluster_is_answered_or_given_up_on(monkeypatch):
     forever.set()
 
 
-# mid-run, slow: a run's check of its workers stops it by default (a worker that pauses)
-@pytest.mark.parametrize("when", ["starting", pytest.param("layer", marks=pytest.mark.slow), "ending"])
+# As it ends by default; as it starts and mid-run slow (a run's calls to the cluster as it
+# starts, and its check of the workers, stop it by default when a worker pauses).
+@pytest.mark.parametrize("when", [pytest.param("starting", marks=pytest.mark.slow),
+                                  pytest.param("layer", marks=pytest.mark.slow), "ending"])
 def test_a_scheduler_stopped_stops_the_run(tmp_path, monkeypatch, when):
     """A scheduler that stops answering (SIGSTOP: its connections stay open) ends the run
     once it has not answered for SCHEDULER_WAIT seconds, with the line that says when
