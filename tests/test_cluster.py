@@ -243,14 +243,15 @@ def test_large_marks_taken_in_by_receive_tasks(client, monkeypatch, receive_at, 
                 k for k in range(segments) if k not in mine or len(mine) > 1]
 
 
-def test_passes_submitted_further_ahead_give_the_same(client, monkeypatch):
+@pytest.mark.parametrize("cases", runs([("3x3", 2, 2)], [("flip:5x5", 5, 3)]))
+def test_passes_submitted_further_ahead_give_the_same(client, monkeypatch, cases):
     """Two passes submitted before the client waits (and so a tail of two passes over
     empty layers after the last): the same results, with and without receives."""
 
     monkeypatch.setattr(cluster, "AHEAD", 2)
     for receive_at in (0, cluster.RECEIVE_AT):
         monkeypatch.setattr(cluster, "RECEIVE_AT", receive_at)
-        for name, segments, count in (("3x3", 2, 2), ("flip:5x5", 5, 3)):
+        for name, segments, count in cases:
             assert_same(explore_distributed(ps.load_puzzle(name), client, segments=segments,
                                             workers=workers(client, count), keep_table=True, antipode_limit=20),
                         reference(name))

@@ -30,6 +30,9 @@ from test_segments import assert_same, reference
 distributed = pytest.importorskip("distributed")
 
 
+# Slow: three clusters; by default a killed worker is said with the command that continues
+# the run (tests/test_cluster_cleanup.py) and resumes are checked in tests/test_cluster.py.
+@pytest.mark.slow
 def test_a_killed_worker_stops_the_run_and_resume_finishes_it(tmp_path, monkeypatch):
     """SIGKILL of a worker mid-run: a WorkerLost within 60 s; a worker killed as the
     resumed run opens its segments: a WorkerLost that says the checkpoint is still
@@ -70,12 +73,12 @@ def test_a_killed_worker_stops_the_run_and_resume_finishes_it(tmp_path, monkeypa
                                         antipode_limit=20), ref)
 
 
-# By default a terminal's Ctrl-C twice and a SIGTERM to the client alone; the rest slow.
+# By default a terminal's Ctrl-C twice; the other signals slow.
 @pytest.mark.parametrize("signum, group, presses", [
     pytest.param(signal.SIGINT, True, 1, id="ctrl-c from a terminal", marks=pytest.mark.slow),
     pytest.param(signal.SIGINT, True, 2, id="ctrl-c twice"),
     pytest.param(signal.SIGTERM, True, 1, id="SIGTERM to the job", marks=pytest.mark.slow),
-    pytest.param(signal.SIGTERM, False, 1, id="SIGTERM to the client"),
+    pytest.param(signal.SIGTERM, False, 1, id="SIGTERM to the client", marks=pytest.mark.slow),
     pytest.param(signal.SIGTERM, False, 2, id="SIGTERM to the client twice", marks=pytest.mark.slow)])
 def test_a_stopped_local_cluster_run_says_what_it_saved_and_leaves_nothing(tmp_path, signum, group, presses):
     """A terminal's Ctrl-C reaches every process of its foreground group, the workers of
@@ -265,6 +268,7 @@ def test_a_worker_that_pauses_stops_the_run_with_a_message(monkeypatch):
         assert time.monotonic() - t0 < 30
 
 
+@pytest.mark.slow  # the recipe's cluster runs by default in test_a_scheduler_stopped_stops_the_run[ending]
 def test_a_cluster_started_by_hand_as_the_docs_say(tmp_path):
     """``explore --scheduler`` with ``--out`` on the recipe's cluster: the same JSON as in
     memory, on workers that do not pause, restarted by their nannies only past RESTART_AT
