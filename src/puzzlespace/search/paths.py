@@ -22,6 +22,7 @@ from typing import Callable, Iterator
 
 from ..contracts import PuzzleRules as Puzzle, State
 from ..errors import PuzzleError, SearchStopped
+from .bfs import bfs_layers
 
 #: The optimal moves of a position: (move, the position it reaches) pairs, in move order.
 Nearer = Callable[[State], list[tuple[int, State]]]
@@ -93,22 +94,17 @@ def by_search(puzzle: Puzzle, start: State, max_states: int = 2_000_000) -> Shor
     the positions on a shortest path then picked out from the goal back. SearchStopped
     past ``max_states`` positions; PuzzleError when the goal is not reached."""
     goal = puzzle.goal
-    layers = [{start}]
-    seen = {start}
-    while goal not in layers[-1]:
-        layer = set()
-        for state in layers[-1]:
-            for _, to in puzzle.successors(state):
-                if to not in seen:
-                    seen.add(to)
-                    layer.add(to)
-        if not layer:
+    layers = []
+    try:
+        for layer in bfs_layers(puzzle, start, max_states):
+            layers.append(set(layer))
+            if goal in layers[-1]:
+                break
+        else:
             raise PuzzleError("the goal cannot be reached from the position")
-        if len(seen) > max_states:
-            raise SearchStopped(f"the search of every optimal solution passed {max_states:,} positions; "
-                                "use a tablebase (explore --save cache)", nodes=len(seen),
-                                lower_bound=len(layers))
-        layers.append(layer)
+    except SearchStopped:
+        raise SearchStopped(f"the search of every optimal solution passed {max_states:,} positions; "
+                            "use a tablebase (explore --save cache)", lower_bound=len(layers)) from None
     on = [set() for _ in layers]
     on[-1] = {goal}
     for k in range(len(layers) - 2, -1, -1):
