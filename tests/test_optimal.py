@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 import puzzlespace as ps
 from puzzlespace.errors import PuzzleError, SearchStopped, Unsolvable
 from puzzlespace.optimal import count_optimal, optimal_solutions
-from puzzlespace.search.paths import by_bound, by_search, by_table
+from puzzlespace.search.paths import by_passes, by_search, by_table
 from puzzlespace.solver import search_problem_for
 
 from puzzles import examples, random_walk, saved_tablebase
@@ -51,6 +51,7 @@ def test_the_8_puzzle_antipodes_have_40_optimal_solutions_each(tmp_path):
     for start in (p.parse_position("8 6 7/2 5 4/3 0 1"), p.parse_position("6 4 7/8 5 0/3 2 1")):
         assert count_optimal(p, start, table=table) == ps.optimal.OptimalCount(31, 40, "table")
         assert count_optimal(p, start) == ps.optimal.OptimalCount(31, 40, "bfs")
+        assert count_optimal(p, start, method="ida") == ps.optimal.OptimalCount(31, 40, "ida")
         solutions = list(optimal_solutions(p, start, table=table))
         assert len(solutions) == 40 and all(s.length == 31 and s.path[0] == start and s.path[-1] == p.goal
                                             and len(s.path) == 32 for s in solutions)
@@ -76,12 +77,12 @@ def test_the_goal_has_one_solution_and_an_unsolvable_position_none():
         count_optimal(p, (2, 1, 3, 4, 5, 0))
 
 
-@pytest.mark.parametrize("name", ["3x3", "4x3"])  # a search of the layers, one below IDA*'s bound
-def test_a_search_past_its_states_stops_and_says_what_to_do(name):
+@pytest.mark.parametrize("name, most", [("3x3", 1000), ("4x3", 30)])  # a search of the layers, IDA*'s passes
+def test_a_search_past_its_states_stops_and_says_what_to_do(name, most):
     p = ps.load_puzzle(name)
     start = p.random_position(__import__("numpy").random.default_rng(1))
-    with pytest.raises(SearchStopped, match="passed 1,000 positions; use a tablebase"):
-        count_optimal(p, start, max_states=1000)
+    with pytest.raises(SearchStopped, match=f"passed {most:,} positions; use a tablebase"):
+        count_optimal(p, start, max_states=most)
 
 
 def test_solutions_are_listed_lazily():
@@ -137,17 +138,36 @@ def test_solve_count_of_an_unsolvable_position_says_so():
 
 @examples(25)
 @given(st.sampled_from(["3x2", "2x3", "4x2", "3x2:mtm", "jump:6:1,3", "flip:2x3"]), st.integers(0, 2**32 - 1))
-def test_a_search_below_the_bound_finds_the_same_graph(name, seed):
-    """by_bound (IDA*'s last iteration, continued), given the length, against the search
-    of the layers: the same count and list."""
+def test_idas_passes_find_the_same_graph(name, seed):
+    """by_passes (a compiled pass from each neighbour), given one optimal solution,
+    against the search of the layers: the same count and list."""
     p = ps.load_puzzle(name)
     start = p.random_position(__import__("numpy").random.default_rng(seed))
     layers = by_search(p, start)
-    bounded = by_bound(p, start, layers.length, search_problem_for(p).heuristic)
-    assert bounded.count() == layers.count() and list(bounded.each()) == list(layers.each())
-    if layers.length:
-        with pytest.raises(PuzzleError, match="not the distance"):
-            by_bound(p, start, layers.length - 1, search_problem_for(p).heuristic)
+    some = p.replay(start, next(layers.each()))
+    passes = by_passes(p, search_problem_for(p), some)
+    assert passes.count() == layers.count() and list(passes.each()) == list(layers.each())
+
+
+def test_idas_passes_stop_at_their_time_limit():
+    p = ps.load_puzzle("3x3")
+    start = p.parse_position("8 6 7/2 5 4/3 0 1")
+    some = p.replay(start, ps.solve(p, start).moves)
+    with pytest.raises(SearchStopped, match="time limit reached while telling the optimal moves"):
+        by_passes(p, search_problem_for(p), some, time_limit=0).count()
+
+
+@pytest.mark.parametrize("method, heuristic, table, said", [
+    ("fast", "auto", False, "counted by auto, table, bfs, ida, not by 'fast'"),
+    ("bfs", "auto", True, "give a tablebase or method bfs, not both"),
+    ("auto", "manhattan", True, "a heuristic guides the ida method's search only"),
+    ("table", "auto", False, "no tablebase for sliding:3x2")])
+def test_a_method_that_cannot_count_is_refused(tmp_path, monkeypatch, method, heuristic, table, said):
+    monkeypatch.setenv("PUZZLESPACE_CACHE", str(tmp_path))
+    p = ps.load_puzzle("3x2")
+    with pytest.raises(PuzzleError, match=said):
+        count_optimal(p, p.goal, saved_tablebase("3x2", tmp_path) if table else None, method=method,
+                      heuristic=heuristic)
 
 
 def test_without_a_tablebase_a_larger_puzzle_is_counted_below_idas_bound():

@@ -198,7 +198,8 @@ def check(puzzle: str, position: str, goal: Optional[str], explain: bool, as_jso
 @click.option("--table", type=PATH, metavar="FILE",
               help="read the solution from this tablebase (default with --method table: the cached one)")
 @click.option("--count", "count_only", is_flag=True, help="count every optimal solution (from the tablebase of "
-              "--table or of the cache, else a search: of the position's layers, or below IDA*'s bound)")
+              "--table or of the cache, else a search: of the position's layers, or IDA*'s; --method table, bfs "
+              "or ida chooses)")
 @click.option("--all", "list_cap", type=click.IntRange(1), is_flag=False, flag_value=LIST_CAP, default=None,
               metavar="[K]", help=f"list them too, in the order of their moves, at most K (default {LIST_CAP})")
 @click.option("--quiet", "-q", is_flag=True, help="the moves only, no boards")
@@ -226,7 +227,8 @@ def solve(puzzle: str, position: str, goal: Optional[str], method: str, heuristi
         table = tablebase_of(p, table) if table else None
         try:
             if count_only or list_cap:
-                counted, listed = every_optimal(p, state, table, list_cap)
+                counted, listed = every_optimal(p, state, table, list_cap, method=method, heuristic=heuristic,
+                                                time_limit=time_limit)
                 if as_json:
                     _emit_json(optimal_json(p, state, counted, listed))
                 return print_optimal(p, counted, listed, lines=not as_json)

@@ -6,11 +6,11 @@ the puzzle's cached one (``explore --save cache``), whose entries tell which mov
 optimal (:func:`puzzlespace.search.paths.by_table`: exact and fast however many solutions
 there are); without one, on a small space (:func:`~puzzlespace.solver.is_small`) or a
 family without IDA*, a breadth-first search of the position's layers up to the goal
-(:func:`~puzzlespace.search.paths.by_search`); else one optimal IDA* solve for the length,
-then a search of the walks of that length below IDA*'s bound
-(:func:`~puzzlespace.search.paths.by_bound`). Each search stops past ``max_states``
-positions. All give the same optimal graph; :mod:`puzzlespace.search.paths` says how its
-paths are counted and listed.
+(:func:`~puzzlespace.search.paths.by_search`); else one optimal IDA* solve, then a
+compiled IDA* pass from each neighbour of the positions on an optimal path, deciding
+whether it is one move nearer (:func:`~puzzlespace.search.paths.by_passes`). Each
+search stops past ``max_states`` positions. All give the same optimal graph;
+:mod:`puzzlespace.search.paths` says how its paths are counted and listed.
 """
 
 from __future__ import annotations
@@ -19,11 +19,15 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Iterator
 
+from .compiled import clock
+from .errors import PuzzleError
 from .families.base import Puzzle, State
-from .search.paths import ShortestPaths, by_bound, by_search, by_table
+from .search.paths import ShortestPaths, by_passes, by_search, by_table
 
 #: Positions a search without a tablebase may visit.
 MAX_STATES = 2_000_000
+#: How optimal solutions can be counted (``auto`` chooses among the others).
+METHODS = ("auto", "table", "bfs", "ida")
 #: Optimal solutions ``solve --all`` lists when no number is given.
 LIST_CAP = 100
 
@@ -55,40 +59,64 @@ class OptimalSolution:
                 "path": [list(s) for s in self.path], "length": self.length}
 
 
-def shortest_paths(puzzle: Puzzle, start: State, table=None, max_states: int = MAX_STATES) -> ShortestPaths:
-    """The optimal graph of ``start`` (see the module docstring for the method).
+def shortest_paths(puzzle: Puzzle, start: State, table=None, *, method: str = "auto", heuristic: str = "auto",
+                   time_limit: float | None = None, max_states: int = MAX_STATES) -> ShortestPaths:
+    """The optimal graph of ``start``, by ``method``: ``auto`` (see the module docstring),
+    ``table`` (``table`` or the cached tablebase), ``bfs`` (a search of the layers) or
+    ``ida`` (compiled IDA* passes guided by ``heuristic``, as ``solve`` names them).
+    ``time_limit`` bounds the search, whose passes run as the graph is walked (counted or
+    listed).
 
     Raises
     ------
     Unsolvable
         When the position cannot reach the goal (decided before any search).
     SearchStopped
-        Without a tablebase, past ``max_states`` positions.
+        Without a tablebase, past ``max_states`` positions or ``time_limit`` seconds.
+    PuzzleError
+        For a method not in :data:`METHODS`, ``table`` with no tablebase, a tablebase
+        or a heuristic given with a method that does not use it, or ``ida`` in a family
+        without IDA*.
     """
     from .solver import cached_tablebase, is_small, plan_solving, require_solvable, solve
 
+    if method not in METHODS:
+        raise PuzzleError(f"optimal solutions are counted by {', '.join(METHODS)}, not by {method!r}")
+    if heuristic != "auto":
+        if method not in ("auto", "ida") or table is not None:
+            raise PuzzleError("a heuristic guides the ida method's search only, not a tablebase or bfs")
+        method = "ida"
+    if table is not None and method != "auto" and method != "table":
+        raise PuzzleError(f"a tablebase tells the optimal moves without search: give a tablebase or "
+                          f"method {method}, not both")
     require_solvable(puzzle, start)
-    if table is None:
-        table = cached_tablebase(puzzle, skip_unusable=True)
+    if table is None and method in ("auto", "table"):
+        table = cached_tablebase(puzzle, skip_unusable=method == "auto")
     if table is not None:
         return by_table(table, start)
-    if is_small(puzzle) or puzzle.default_heuristic() is None:
+    if method == "table":
+        raise PuzzleError(f"no tablebase for {puzzle.spec}: pass --table FILE or run "
+                          f"'puzzlespace explore {puzzle.spec} --save cache'")
+    if method == "bfs" or (method == "auto" and (is_small(puzzle) or puzzle.default_heuristic() is None)):
         return by_search(puzzle, start, max_states)
-    plan = plan_solving(puzzle, "ida").ready()
-    length = solve(puzzle, start, plan=plan).length
-    return by_bound(puzzle, start, length, plan.problem.heuristic, max_states)
+    t0 = clock()
+    plan = plan_solving(puzzle, "ida", heuristic).ready(deadline=None if time_limit is None else t0 + time_limit)
+    solution = solve(puzzle, start, plan=plan, time_limit=time_limit)
+    left = None if time_limit is None else time_limit - (clock() - t0)
+    return by_passes(puzzle, plan.problem, solution.path, left, max_states)
 
 
-def count_optimal(puzzle: Puzzle, start: State, table=None, max_states: int = MAX_STATES) -> OptimalCount:
-    """The number of optimal solutions of ``start`` and their length."""
-    return every_optimal(puzzle, start, table, max_states=max_states)[0]
+def count_optimal(puzzle: Puzzle, start: State, table=None, **how) -> OptimalCount:
+    """The number of optimal solutions of ``start`` and their length (``how``: the
+    keywords of :func:`shortest_paths`)."""
+    return every_optimal(puzzle, start, table, **how)[0]
 
 
-def optimal_solutions(puzzle: Puzzle, start: State, table=None,
-                      max_states: int = MAX_STATES) -> Iterator[OptimalSolution]:
+def optimal_solutions(puzzle: Puzzle, start: State, table=None, **how) -> Iterator[OptimalSolution]:
     """Every optimal solution of ``start``, in lexicographic order of the moves (the
-    family's move codes); take as many as needed."""
-    return _solutions(puzzle, start, shortest_paths(puzzle, start, table, max_states))
+    family's move codes); take as many as needed (``how``: the keywords of
+    :func:`shortest_paths`)."""
+    return _solutions(puzzle, start, shortest_paths(puzzle, start, table, **how))
 
 
 def _solutions(puzzle: Puzzle, start: State, graph: ShortestPaths) -> Iterator[OptimalSolution]:
@@ -97,12 +125,11 @@ def _solutions(puzzle: Puzzle, start: State, graph: ShortestPaths) -> Iterator[O
         yield OptimalSolution(moves, path, len(moves), puzzle.move_notations(path, moves))
 
 
-
-def every_optimal(puzzle: Puzzle, start: State, table=None, cap: int | None = None,
-                  max_states: int = MAX_STATES) -> tuple[OptimalCount, list[OptimalSolution] | None]:
+def every_optimal(puzzle: Puzzle, start: State, table=None, cap: int | None = None, **how
+                  ) -> tuple[OptimalCount, list[OptimalSolution] | None]:
     """The count of ``start``'s optimal solutions and, with ``cap``, the first ``cap`` of
-    them (None without), from one optimal graph."""
-    graph = shortest_paths(puzzle, start, table, max_states)
+    them (None without), from one optimal graph (``how``: the keywords of :func:`shortest_paths`)."""
+    graph = shortest_paths(puzzle, start, table, **how)
     counted = OptimalCount(graph.length, graph.count(), graph.method)
     return counted, None if cap is None else list(islice(_solutions(puzzle, start, graph), cap))
 

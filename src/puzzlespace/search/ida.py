@@ -100,6 +100,49 @@ def _run_pass(problem, start, bound, ctl, path, weight):
     return thread, out
 
 
+def _watched_pass(problem, start, bound, ctl, path, weight, clock: Clock, poll: float, max_nodes: int | None,
+                  tick: Callable[[], None] | None) -> int:
+    """Run one pass (:func:`_run_pass`) to its end and return its status, asking it to stop
+    (through ``ctl``) at the clock's stop or once it has generated more than ``max_nodes``;
+    ``tick`` is called at each poll while it runs. On Ctrl-C the pass is stopped, then
+    KeyboardInterrupt raised."""
+    thread, out = _run_pass(problem, start, bound, ctl, path, weight)
+    try:
+        while thread.is_alive():
+            thread.join(poll)
+            if tick and thread.is_alive():
+                tick()
+            if clock.stop_reason() or (max_nodes is not None and ctl[NODES] > max_nodes):
+                ctl[STOP] = 1
+    except KeyboardInterrupt:
+        ctl[STOP] = 1
+        thread.join()
+        raise
+    return out[0]
+
+
+def within(problem: IDAProblem, start: Sequence[int], bound: int, clock: Clock, *,
+           max_nodes: int | None = None, poll: float = 0.05) -> tuple[list[int] | None, int]:
+    """One plain pass from ``start`` below ``bound``: the moves of a solution of at most
+    ``bound`` moves (the first the pass finds: optimal when no shorter one exists), or
+    None when there is none, and the nodes generated. SearchStopped at the clock's stop,
+    past ``max_nodes`` or on Ctrl-C (``interrupted``)."""
+    import numpy as np
+
+    ctl = np.array([0, BIG, 0, 0], dtype=np.int64)
+    path = np.full(bound + 1, -1, dtype=np.int32)
+    try:
+        status = _watched_pass(problem, start, bound, ctl, path, (1, 1), clock, poll, max_nodes, None)
+    except KeyboardInterrupt:
+        raise SearchStopped(f"interrupted while searching with bound {bound}", nodes=int(ctl[NODES]),
+                            seconds=clock.elapsed(), interrupted=True) from None
+    nodes = int(ctl[NODES])
+    if status == STOPPED:
+        why = clock.stop_reason() or f"more than {max_nodes:,} nodes"
+        raise SearchStopped(f"{why} while searching with bound {bound}", nodes=nodes, seconds=clock.elapsed())
+    return ([int(v) for v in path if v >= 0] if status == FOUND else None), nodes
+
+
 def ida_star(
     problem: IDAProblem,
     start: Sequence[int],
@@ -166,17 +209,11 @@ def ida_star(
         path = np.full(bound // q + 1, -1, dtype=np.int32)
         if progress:
             progress(bound, nodes, clock.elapsed())
-        thread, out = _run_pass(problem, start, bound, ctl, path, (q, p))
+        tick = (lambda: progress(bound, nodes + int(ctl[NODES]), clock.elapsed())) if progress else None
         try:
-            while thread.is_alive():
-                thread.join(poll)
-                if progress and thread.is_alive():
-                    progress(bound, nodes + int(ctl[NODES]), clock.elapsed())
-                if clock.stop_reason() or (max_nodes is not None and nodes + int(ctl[NODES]) > max_nodes):
-                    ctl[STOP] = 1
+            out = _watched_pass(problem, start, bound, ctl, path, (q, p), clock, poll,
+                                None if max_nodes is None else max_nodes - nodes, tick)
         except KeyboardInterrupt:
-            ctl[STOP] = 1
-            thread.join()
             raise SearchStopped(f"interrupted while searching with bound {bound}", nodes=nodes + int(ctl[NODES]),
                                 seconds=clock.elapsed(), lower_bound=below, interrupted=True) from None
         elapsed = clock.elapsed()
@@ -184,11 +221,11 @@ def ida_star(
         if max_nodes is not None and nodes > max_nodes:
             raise SearchStopped(f"more than {max_nodes:,} nodes with bound {bound}", nodes=nodes, seconds=elapsed,
                                 lower_bound=below)
-        if out[0] == STOPPED:
+        if out == STOPPED:
             why = clock.stop_reason() or "time limit reached"
             raise SearchStopped(f"{why} while searching with bound {bound}",
                                 nodes=nodes, seconds=elapsed, lower_bound=below)
-        if out[0] == FOUND:
+        if out == FOUND:
             moves = [int(v) for v in path if v >= 0]
             return IDAResult(moves, nodes, bound, elapsed, max(below, proven(-(-q * len(moves) // p))))
         if ctl[MIN_F] >= BIG:

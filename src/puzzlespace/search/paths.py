@@ -6,12 +6,13 @@ solutions are the paths of such moves, the layers of a directed acyclic graph (i
 distance and its optimal moves as a function (``nearer``), from which :meth:`count` adds
 the paths up layer by layer (each position of a layer holding the number of paths that
 reach it: exact, an integer of any size, however many paths share positions) and
-:meth:`each` lists them in the order of their moves. Two ways to tell which neighbours
+:meth:`each` lists them in the order of their moves. Three ways to tell which neighbours
 are nearer: a tablebase's entries (:func:`by_table`), a breadth-first search from the
-position with its layers kept (:func:`by_search`, for small spaces), or, given the
-optimal length, a depth-first search below it pruned by an admissible bound
-(:func:`by_bound`: IDA*'s last iteration, continued past the first solution). These run
-in Python over hashed state tuples.
+position with its layers kept (:func:`by_search`, for small spaces), or, given one
+optimal solution, compiled IDA* passes from the neighbours of the positions reached
+(:func:`by_passes`), each deciding whether that neighbour is one move nearer. The
+graph is held in Python over hashed state tuples: its positions, not the searches',
+are what is kept.
 """
 
 from __future__ import annotations
@@ -20,9 +21,11 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
-from ..contracts import PuzzleRules as Puzzle, State
+from ..contracts import IDAProblem, PuzzleRules as Puzzle, State
 from ..errors import PuzzleError, SearchStopped
 from .bfs import bfs_layers
+from .clock import Clock
+from .ida import within
 
 #: The optimal moves of a position: (move, the position it reaches) pairs, in move order.
 Nearer = Callable[[State], list[tuple[int, State]]]
@@ -118,37 +121,44 @@ def by_search(puzzle: Puzzle, start: State, max_states: int = 2_000_000) -> Shor
     return ShortestPaths(start, goal, len(layers) - 1, nearer, "bfs")
 
 
-def by_bound(puzzle: Puzzle, start: State, length: int, bound: Callable[[State], int],
-             max_states: int = 2_000_000) -> ShortestPaths:
-    """The optimal graph of ``start``, whose distance to the goal is ``length``, from a
-    depth-first search of the walks of that many moves, a position cut where ``bound`` (an
-    admissible bound of its distance) exceeds the moves left. The number of walks of
-    ``left`` moves from a position to the goal is kept a (position, left) pair, so shared
-    positions are searched once; a walk of ``length`` moves to the goal is a shortest
-    path, so a position with walks left lies on one, ``left`` moves from the goal.
-    SearchStopped past ``max_states`` pairs."""
-    goal = puzzle.goal
-    walks: dict = {}
+def by_passes(puzzle: Puzzle, problem: IDAProblem, path: list[State], time_limit: float | None = None,
+              max_states: int = 2_000_000) -> ShortestPaths:
+    """The optimal graph of ``path[0]``, given ``path``, the positions of one optimal
+    solution, each neighbour of a position ``left`` moves from the goal told by one
+    compiled pass of ``problem`` from it below ``left - 1``
+    (:func:`~puzzlespace.search.ida.within`): it is at least ``left - 1`` moves away, so
+    it is one move nearer exactly when the pass finds a solution, and that solution is
+    optimal, its positions' distances known without more passes. A pass that finds
+    none proves the neighbour farther. The passes run as the graph is walked; SearchStopped
+    once ``time_limit`` seconds have passed or more than ``max_states`` positions are known."""
+    clock = Clock(time_limit)
+    distance = {state: len(path) - 1 - k for k, state in enumerate(path)}
+    farther: dict = {}  # a position's smallest distance the passes left possible
+    optimal_moves: dict = {}
 
-    def count(state: State, left: int) -> int:
-        key = (state, left)
-        if key not in walks:
-            if left == 0 or bound(state) > left:
-                walks[key] = int(state == goal and left == 0)
-            else:
-                walks[key] = sum(count(to, left - 1) for _, to in puzzle.successors(state))
-            if len(walks) > max_states:
-                raise SearchStopped(f"the search of every optimal solution passed {max_states:,} positions; "
-                                    "use a tablebase (explore --save cache)", nodes=len(walks),
-                                    lower_bound=length)
-        return walks[key]
-
-    if count(start, length) == 0:
-        raise PuzzleError(f"no walk of {length} moves reaches the goal: the length given is not the distance")
-    left = {state: moves for (state, moves), n in walks.items() if n}
+    def is_within(state: State, bound: int) -> bool:
+        if state in distance:
+            return distance[state] <= bound
+        if farther.get(state, 0) > bound or problem.heuristic(state) > bound:
+            return False
+        if clock.stop_reason():
+            raise SearchStopped(f"{clock.stop_reason()} while telling the optimal moves", seconds=clock.elapsed(),
+                                lower_bound=len(path) - 1)
+        moves, _ = within(problem, state, bound, clock)
+        if moves is None:
+            farther[state] = bound + 1
+        else:
+            distance.update((s, bound - k) for k, s in enumerate(puzzle.replay(state, moves)) if s not in distance)
+        if len(distance) + len(farther) > max_states:
+            raise SearchStopped(f"the search of every optimal solution passed {max_states:,} positions; "
+                                "use a tablebase (explore --save cache)", seconds=clock.elapsed(),
+                                lower_bound=len(path) - 1)
+        return moves is not None
 
     def nearer(state: State) -> list[tuple[int, State]]:
-        below = left[state] - 1
-        return sorted((m, t) for m, t in puzzle.successors(state) if walks.get((t, below), 0))
+        if state not in optimal_moves:
+            bound = distance[state] - 1
+            optimal_moves[state] = sorted((m, t) for m, t in puzzle.successors(state) if is_within(t, bound))
+        return optimal_moves[state]
 
-    return ShortestPaths(start, goal, length, nearer, "ida")
+    return ShortestPaths(path[0], puzzle.goal, len(path) - 1, nearer, "ida")
