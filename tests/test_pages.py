@@ -210,6 +210,49 @@ def test_play_runs_to_the_goal(browser, tmp_path):
     assert browser.find_element("id", "play").text == "play"
 
 
+def primary(sol) -> list:
+    """A solution's moves in its family's first notation, as the page lists them."""
+    return next(iter(sol.notations.values()))
+
+
+def test_the_page_of_every_optimal_solution_steps_between_them(browser, tmp_path):
+    """``solve --count --html``: "solution 1 of 30", the next and previous solutions (the
+    buttons and the keys N, P, wrapping round), each played to the goal path[k] by path[k],
+    in the order the command lists them."""
+    page = tmp_path / "all.html"
+    args = ["jump:4", "1 2 3 4 0", "--goal", "0 4 3 2 1"]
+    got = CliRunner().invoke(app, ["solve", *args, "--count", "--html", str(page)])
+    assert got.exit_code == 0 and got.stdout.startswith("jump:4:1,2: 30 optimal solutions of 12 moves")
+    p = ps.load_puzzle("jump:4", "0 4 3 2 1")
+    listed = list(ps.optimal_solutions(p, p.parse_position("1 2 3 4 0")))
+    browser.get(page.as_uri())
+    chosen = lambda: int(browser.find_element("id", "solutions").get_attribute("data-chosen"))  # noqa: E731
+    assert "solution 1 of 30 optimal solutions" in browser.find_element("id", "solutions").text
+    for i, key in ((1, None), (2, "n"), (1, "p"), (0, "p"), (29, "p"), (0, "n")):
+        if key:
+            browser.find_element("tag name", "body").send_keys(key)
+        else:
+            browser.find_element("id", "next-solution").click()
+        assert chosen() == i and browser.find_element("id", "chosen").text == str(i + 1)
+        said = [li.text for li in browser.find_elements("css selector", "#moves li")]  # the space: no-break
+        assert said == [f"{k}. {m}" for k, m in enumerate(primary(listed[i]), 1)]
+        for k in range(13):
+            assert _shown(browser, 5) == expected_spots(p, listed[i].path[k])
+            browser.find_element("id", "next").click()
+    assert all(url.startswith("file:") for url in requests_made(browser))
+
+
+def test_a_page_of_more_optimal_solutions_than_listed_says_so():
+    p = ps.load_puzzle("jump:4", "0 4 3 2 1")
+    listed = [s.solution(p, s.path[0], "bfs") for s in ps.optimal_solutions(p, p.parse_position("1 2 3 4 0"))]
+    page = solution_html(listed[0], listed[1:5], 30)
+    assert "solution <span id=\"chosen\">1</span> of 5 listed of 30 optimal solutions" in page
+    assert "30 optimal solutions of 12 moves" in page and "the first 5 here" in page
+    data = json.loads(re.search(r'<script id="data" type="application/json">(.*?)</script>', page).group(1))
+    assert [d["moves"] for d in data["solutions"]] == [[str(m) for m in primary(s)] for s in listed[:5]]
+    assert "id=\"solutions\"" not in solution_html(listed[0])
+
+
 # ---- explorations ---------------------------------------------------------------------
 
 @pytest.fixture(scope="module")

@@ -27,7 +27,7 @@ from .cliparse import (EXIT_INTERRUPTED, EXIT_OK, EXIT_STOPPED, EXIT_UNSOLVABLE,
 from .errors import PuzzleError, SearchStopped, Undecided, Unsolvable
 from .registry import load_puzzle, syntax as puzzle_syntax
 from .cliprint import (SaidOnStderr, build_bar, err, layer_progress, out, print_exploration, print_optimal,
-                       print_pdb_list, print_solution, say, search_status, show)
+                       print_pdb_list, print_solution, say, search_status, show, write_files, write_pages)
 from .optimal import LIST_CAP, every_optimal, optimal_json
 from .solver import METHODS, plan_solving, search_weight, solve as solve_position, tablebase_of, unsolved_json
 
@@ -227,11 +227,8 @@ def solve(puzzle: str, position: str, goal: Optional[str], method: str, heuristi
         table = tablebase_of(p, table) if table else None
         try:
             if count_only or list_cap:
-                counted, listed = every_optimal(p, state, table, list_cap, method=method, heuristic=heuristic,
-                                                time_limit=time_limit)
-                if as_json:
-                    _emit_json(optimal_json(p, state, counted, listed))
-                return print_optimal(p, counted, listed, lines=not as_json)
+                return _every_optimal(p, state, table, list_cap, as_json, html_file, svg_file, method=method,
+                                      heuristic=heuristic, time_limit=time_limit)
             plan = plan_solving(p, method, heuristic, table=table, bounded=anytime or weight != 1)
             if plan.builds_patterns:
                 plan = _with_patterns(plan, puzzle, goal, deadline=deadline)
@@ -253,28 +250,22 @@ def solve(puzzle: str, position: str, goal: Optional[str], method: str, heuristi
         _emit_json(dict(sol.to_json(), status="solved"))
     else:
         print_solution(sol, quiet)
-    if html_file or svg_file:
-        from .pages import solution_html, solution_svg
-
-        with _errors():
-            _write_files([(html_file, "page", lambda: solution_html(sol)),
-                          (svg_file, "picture", lambda: solution_svg(sol))])
+    with _errors():
+        write_pages(html_file, svg_file, sol)
 
 
-def _write_files(outputs) -> None:
-    """Write each ``(path, what, make)`` whose path is given: ``make()``'s text,
-    atomically; a failure names ``what``."""
-    from .datafile import write_atomic
-
-    for path, what, make in outputs:
-        if path is None:
-            continue
-        text = make().encode()
-        try:
-            write_atomic(path, lambda f: f.write(text))
-        except OSError as exc:
-            raise PuzzleError(f"cannot write the {what} {str(path)!r}: {exc.strerror or exc}") from None
-        err.print(f"{what} written to {path}", markup=False)
+def _every_optimal(p: Puzzle, state: tuple, table, list_cap: Optional[int], as_json: bool,
+                   html_file: Optional[Path], svg_file: Optional[Path], **how) -> None:
+    """``solve --count`` and ``--all``: the count, the solutions listed, and the page (of
+    the first LIST_CAP, or those listed) or picture (of the first) asked for."""
+    shown = list_cap or (LIST_CAP if html_file or svg_file else None)
+    counted, listed = every_optimal(p, state, table, shown, **how)
+    if as_json:
+        _emit_json(optimal_json(p, state, counted, listed if list_cap else None))
+    print_optimal(p, counted, listed if list_cap else None, lines=not as_json)
+    if listed:
+        first, *others = [s.solution(p, state, counted.method) for s in listed]
+        write_pages(html_file, svg_file, first, others, counted.count)
 
 
 def _with_patterns(plan, puzzle_arg: str, goal_arg: Optional[str], **options):
@@ -381,7 +372,7 @@ def explore(puzzle: str, goal: Optional[str], out_dir: Optional[Path], resume: b
             say(f"plot written to {plot}")
         from .pages import exploration_html
 
-        _write_files([(html_file, "page", lambda: exploration_html(p, result)),
+        write_files([(html_file, "page", lambda: exploration_html(p, result)),
                       (csv_file, "counts", lambda: "depth,positions\n" + "".join(
                           f"{d},{c}\n" for d, c in enumerate(result.depth_counts)))])
     if as_json:

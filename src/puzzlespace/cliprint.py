@@ -1,6 +1,7 @@
 """How the ``puzzlespace`` command shows what it does: its consoles, the progress of
 searches, builds and explorations on stderr (drawn on a terminal; elsewhere, as lines
-where asked), and solutions and explorations on stdout.
+where asked), solutions and explorations on stdout, and the files it writes (pages,
+pictures).
 """
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ from __future__ import annotations
 import logging
 import time
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .calibration import time_left
@@ -241,3 +243,29 @@ def print_optimal(p: "Puzzle", counted, listed, lines: bool = True) -> None:
         moves = next(iter(sol.notations.values()), sol.moves)
         sep = "" if all(len(str(m)) == 1 and not str(m).isdigit() for m in moves) else " "
         out.print(f"{i}: {sep.join(map(str, moves)) or '(none)'}", markup=False)
+
+
+def write_pages(html_file: Path | None, svg_file: Path | None, sol, others=(), count=None) -> None:
+    """``--html`` and ``--svg`` of a solution (with ``count``, one of several optimal ones)."""
+    if html_file or svg_file:
+        from .pages import solution_html, solution_svg
+
+        write_files([(html_file, "page", lambda: solution_html(sol, others, count)),
+                     (svg_file, "picture", lambda: solution_svg(sol))])
+
+
+def write_files(outputs) -> None:
+    """Write each ``(path, what, make)`` whose path is given: ``make()``'s text,
+    atomically; a failure names ``what``."""
+    from .datafile import write_atomic
+    from .errors import PuzzleError
+
+    for path, what, make in outputs:
+        if path is None:
+            continue
+        text = make().encode()
+        try:
+            write_atomic(path, lambda f: f.write(text))
+        except OSError as exc:
+            raise PuzzleError(f"cannot write the {what} {str(path)!r}: {exc.strerror or exc}") from None
+        err.print(f"{what} written to {path}", markup=False)

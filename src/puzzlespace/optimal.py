@@ -52,6 +52,13 @@ class OptimalSolution:
     length: int
     notations: dict[str, list]
 
+    def solution(self, puzzle: Puzzle, start: State, method: str):
+        """This solution as :class:`~puzzlespace.solver.Solution` (proven optimal; its
+        search's nodes and time not counted), for what shows one (the pages)."""
+        from .solver import Solution
+
+        return Solution(puzzle, start, self.moves, self.path, method, 0, 0.0, self.notations)
+
     def to_json(self) -> dict:
         """``moves`` in the family's first notation, each notation, ``path`` and ``length``,
         as in ``solve --json``."""

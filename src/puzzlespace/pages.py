@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from html import escape
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
@@ -35,7 +35,7 @@ def solution_svg(sol: Solution, columns: int = 8) -> str:
     """The start, the positions of the solution with the move made from each marked, and
     the goal, as one SVG strip (every position up to :data:`STRIP_BOARDS`, else that
     many evenly spaced, start and goal among them)."""
-    primary = next(iter(sol.notations.values()), sol.moves)
+    primary = _primary(sol)
     count = min(len(sol.path), STRIP_BOARDS)
     shown = sorted({round(i * sol.length / max(1, count - 1)) for i in range(count)})
     figures = [_figure(sol, k) for k in shown]
@@ -92,15 +92,39 @@ def frames(sol: Solution) -> dict:
             "mark": mark, "colours": render.COLOURS}
 
 
-def solution_html(sol: Solution) -> str:
+def solution_html(sol: Solution, others: Sequence[Solution] = (), count: int | None = None) -> str:
     """The whole page: the board, the controls (play/pause, step, slider, speed), the move
-    list with the current move highlighted, and the facts."""
-    primary = next(iter(sol.notations.values()), sol.moves)
+    list with the current move highlighted, and the facts. With ``count`` (how many
+    optimal solutions the start has), ``sol`` and ``others`` are some of them, all of the
+    same start and length, and the page steps between them ("solution 1 of 40"; buttons,
+    and the keys N and P)."""
+    solutions = [sol, *others]
     board = render.svg(_figure(sol, 0), ids=True)
-    moves = "".join(f'<li data-k="{k}">{k}.&nbsp;{escape(str(m))}</li>' for k, m in enumerate(primary, 1))
-    table = "".join(f"<tr><th>{escape(k)}</th><td>{escape(v)}</td></tr>" for k, v in facts(sol))
-    data = json.dumps(frames(sol), separators=(",", ":")).replace("</", "<\\/")
-    return _PAGE.format(title=escape(_title(sol)), board=board, moves=moves, table=table, data=data, last=sol.length)
+    rows = facts(sol) if count is None else _optimal_facts(sol, len(solutions), count)
+    table = "".join(f"<tr><th>{escape(k)}</th><td>{escape(v)}</td></tr>" for k, v in rows)
+    data = json.dumps({"solutions": [dict(frames(s), moves=[str(m) for m in _primary(s)]) for s in solutions]},
+                      separators=(",", ":")).replace("</", "<\\/")
+    choose = "" if count is None else _CHOOSE.format(of=f"{count:,}" if count == len(solutions)
+                                                      else f"{len(solutions):,} listed of {count:,}")
+    return _PAGE.format(title=escape(_title(sol) if count is None else _optimal_title(sol, count)), board=board,
+                        table=table, data=data, last=sol.length, choose=choose)
+
+
+def _primary(sol: Solution) -> list:
+    """The moves in the family's first notation."""
+    return next(iter(sol.notations.values()), sol.moves)
+
+
+def _optimal_title(sol: Solution, count: int) -> str:
+    return f"{sol.puzzle.spec}: {count:,} optimal solution{'' if count == 1 else 's'} of {sol.said_length()}"
+
+
+def _optimal_facts(sol: Solution, shown: int, count: int) -> list[tuple[str, str]]:
+    """What a page of several optimal solutions states."""
+    how = {"table": "from a tablebase", "bfs": "by a search of the position's layers",
+           "ida": "by IDA*'s passes"}.get(sol.method, sol.method)
+    return [("puzzle", sol.puzzle.spec), ("length", f"{sol.said_length()}, proven optimal"),
+            ("optimal solutions", f"{count:,}, counted {how}" + ("" if shown == count else f"; the first {shown:,} here"))]
 
 
 def solution_frame(sol: Solution) -> str:
@@ -201,21 +225,34 @@ table {{ border-collapse: collapse; }} th {{ text-align: left; padding-right: 1e
 <label>speed <select id="speed"><option value="900">slow</option><option value="450" selected>normal</option>
 <option value="150">fast</option></select></label>
 <span id="where">0 / {last}</span>
-</div>
-<ol id="moves">{moves}</ol>
+</div>{choose}
+<ol id="moves"></ol>
 <script id="data" type="application/json">{data}</script>
 <script>
 "use strict";
-const data = JSON.parse(document.getElementById("data").textContent);
-const frames = [data.first];
-data.changes.forEach((change) => {{
-  const next = frames[frames.length - 1].slice();
-  change.forEach(([j, label, fill]) => {{ next[j] = [label, fill]; }});
-  frames.push(next);
-}});
-const last = frames.length - 1;
+const solutions = JSON.parse(document.getElementById("data").textContent).solutions;
 const $ = (id) => document.getElementById(id);
-let k = 0, timer = null;
+let data, frames, last, k = 0, chosen = 0, timer = null;
+function choose(i) {{
+  pause();
+  chosen = (i + solutions.length) % solutions.length;
+  data = solutions[chosen];
+  frames = [data.first];
+  data.changes.forEach((change) => {{
+    const next = frames[frames.length - 1].slice();
+    change.forEach(([j, label, fill]) => {{ next[j] = [label, fill]; }});
+    frames.push(next);
+  }});
+  last = frames.length - 1;
+  $("moves").replaceChildren(...data.moves.map((m, j) => {{
+    const li = document.createElement("li");
+    li.dataset.k = j + 1; li.textContent = (j + 1) + ".\u00a0" + m;
+    li.onclick = () => {{ pause(); show(j + 1); }};
+    return li;
+  }}));
+  if ($("solutions")) {{ $("chosen").textContent = chosen + 1; $("solutions").dataset.chosen = chosen; }}
+  show(0);
+}}
 function show(i) {{
   k = Math.max(0, Math.min(last, i));
   frames[k].forEach(([label, fill], j) => {{
@@ -242,12 +279,27 @@ $("last").onclick = () => {{ pause(); show(last); }};
 $("play").onclick = play;
 $("slider").oninput = (e) => {{ pause(); show(+e.target.value); }};
 $("speed").onchange = () => {{ if (timer) {{ pause(); play(); }} }};
-document.querySelectorAll("#moves li").forEach((li) => {{ li.onclick = () => {{ pause(); show(+li.dataset.k); }}; }});
+if ($("solutions")) {{
+  $("prev-solution").onclick = () => choose(chosen - 1);
+  $("next-solution").onclick = () => choose(chosen + 1);
+}}
 document.addEventListener("keydown", (e) => {{
   const keys = {{ArrowLeft: () => show(k - 1), ArrowRight: () => show(k + 1), Home: () => show(0), End: () => show(last)}};
+  const other = $("solutions") ? {{n: 1, p: -1}}[e.key] : undefined;
   if (e.key === " ") {{ e.preventDefault(); play(); }} else if (keys[e.key]) {{ pause(); keys[e.key](); }}
+  else if (other) choose(chosen + other);
 }});
-show(0);
+choose(0);
 </script>
 </body></html>
 """
+
+
+#: The page's choice among several optimal solutions.
+_CHOOSE = """
+<div class="controls" id="solutions" data-chosen="0">
+<button id="prev-solution" title="the previous solution (P)">&#x25C0; solution</button>
+<span>solution <span id="chosen">1</span> of {of} optimal solutions</span>
+<button id="next-solution" title="the next solution (N)">solution &#x25B6;</button>
+</div>"""
+
