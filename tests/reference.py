@@ -220,3 +220,19 @@ def optimal_path_count_reference(puzzle, start: tuple[int, ...]) -> tuple[int, i
         return sum(walks(to, left - 1) for _, to in puzzle.successors(state))
 
     return length, walks(start, length)
+
+
+def path_counts_reference(puzzle) -> dict[tuple[int, ...], int]:
+    """Reference for every position's optimal path count: a breadth-first search from the
+    goal over the whole space, each position's count the sum of its neighbours' in the
+    layer before."""
+    counts, layer = {puzzle.goal: 1}, [puzzle.goal]
+    while layer:
+        following: dict = {}
+        for state in layer:
+            for _, to in puzzle.successors(state):
+                if to not in counts:
+                    following[to] = following.get(to, 0) + counts[state]
+        counts.update(following)
+        layer = list(following)
+    return counts

@@ -256,8 +256,7 @@ def solve(puzzle: str, position: str, goal: Optional[str], method: str, heuristi
 
 def _every_optimal(p: Puzzle, state: tuple, table, list_cap: Optional[int], as_json: bool,
                    html_file: Optional[Path], svg_file: Optional[Path], **how) -> None:
-    """``solve --count`` and ``--all``: the count, the solutions listed, and the page (of
-    the first LIST_CAP, or those listed) or picture (of the first) asked for."""
+    """``solve --count``/``--all``: the count, the list, and the page (of up to LIST_CAP) or picture."""
     shown = list_cap or (LIST_CAP if html_file or svg_file else None)
     counted, listed = every_optimal(p, state, table, shown, **how)
     if as_json:
@@ -311,6 +310,8 @@ def _pattern_problem(p: Puzzle, heuristic: str, puzzle_arg: str, goal_arg: Optio
               help="write a checkpoint to DIR after every layer")
 @click.option("--resume", is_flag=True, help="continue from the checkpoint in --out")
 @click.option("--save", type=OutputPath(made=True, keep=("cache",)), metavar="FILE", help="write a tablebase to FILE ('cache': where solve and distance find it)")
+@click.option("--counts", is_flag=True, help="with --save: also count every position's optimal solutions, kept "
+              "beside the tablebase (8 bytes a position), which distance then prints")
 @threads_option
 @click.option("--max-memory", metavar="SIZE", help="refuse to run above this much memory (e.g. 2G)")
 @click.option("--antipodes", type=Count(0), default=100, metavar="K", help="list at most K antipodes (default 100)")
@@ -342,7 +343,7 @@ def _pattern_problem(p: Puzzle, heuristic: str, puzzle_arg: str, goal_arg: Optio
               help="explore on the running Dask cluster at ADDRESS (tcp://HOST:8786); --out: a directory "
                    "every worker shares, or a path on each worker's own disk")
 @json_option
-def explore(puzzle: str, goal: Optional[str], out_dir: Optional[Path], resume: bool, save: Optional[Path],
+def explore(puzzle: str, goal: Optional[str], out_dir: Optional[Path], resume: bool, save: Optional[Path], counts: bool,
             threads: Optional[int], max_memory: Optional[str], antipodes: int, plot: Optional[Path],
             log_scale: bool, html_file: Optional[Path], csv_file: Optional[Path], show_progress: bool, force: bool, segments: Optional[int], marks: str,
             workers: Optional[int], scheduler: Optional[str], as_json: bool) -> None:
@@ -361,7 +362,7 @@ def explore(puzzle: str, goal: Optional[str], out_dir: Optional[Path], resume: b
             with layer_progress(logs, show_progress and workers is None and scheduler is None) as report:
                 result = explore_puzzle(p, out=out_dir, resume=resume, max_memory=limit, segments=segments,
                                         workers=workers, scheduler=scheduler, threads=threads, marks=marks, save=save,
-                                        antipode_limit=antipodes, force=force, progress=report, said=say,
+                                        counts=counts, antipode_limit=antipodes, force=force, progress=report, said=say,
                                         log=say if logs else None, estimate=err.is_terminal)
         except KeyboardInterrupt:
             quiet_finalizers()
@@ -429,7 +430,10 @@ def _this_command(**changes) -> str:
 @cache_option
 def distance(puzzle: str, position: str, goal: Optional[str], table: Optional[Path], as_json: bool,
              cache_dir: Optional[Path]) -> None:
-    """Print the exact distance of POSITION from the goal, read from a tablebase."""
+    """Print the exact distance of POSITION from the goal, read from a tablebase, and its
+    number of optimal solutions where explore --counts kept them beside it."""
+    from .explore.pathcounts import beside as path_counts_beside
+
     with _errors():
         _use_cache(cache_dir)
         p, state = _load(puzzle, position, goal)
@@ -442,10 +446,13 @@ def distance(puzzle: str, position: str, goal: Optional[str], table: Optional[Pa
             raise PuzzleError(f"no tablebase for {p.spec} in the cache; make one with "
                               f"{_command_line('explore', puzzle, goal=goal, save='cache')}, or pass --table FILE")
         d = tb.distance(state)
+        paths = path_counts_beside(tb, table)
+    count = None if paths is None else paths.count(state)
     if as_json:
-        _emit_json({"puzzle": p.spec, "start": list(state), "goal": list(p.goal), "distance": d})
+        _emit_json({"puzzle": p.spec, "start": list(state), "goal": list(p.goal), "distance": d,
+                    **({} if count is None else {"count": count})})
     else:
-        show(str(d))
+        show(str(d) if count is None else f"{d} ({count:,} optimal solution{'' if count == 1 else 's'})")
 
 
 @app.command(short_help="Print random solvable positions, optionally at an exact depth.",

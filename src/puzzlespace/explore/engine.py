@@ -215,15 +215,15 @@ def expand_ranks(kernel: tuple, ranks: np.ndarray, out: np.ndarray) -> int:
     into ``out`` (room for ``len(ranks) * max_degree`` and one more); returns how many.
     The rank steps are not among them. Raises RuntimeError if the kernel fails."""
     function, data, degree = kernel
-    count = _list_neighbours(_NO_TABLE, ranks, len(ranks), out, function, degree, *data)
+    count = _list_neighbours(NO_TABLE, ranks, len(ranks), out, function, degree, *data)
     if count < 0:
-        raise RuntimeError(_KERNEL_FAILED)
+        raise RuntimeError(KERNEL_FAILED)
     out[:count] = out[1:count + 1]
     return int(count)
 
 
 #: The table a kernel is given to list every neighbour: no rank is in it, so none is reached.
-_NO_TABLE = np.empty(0, dtype=np.uint8)
+NO_TABLE = np.empty(0, dtype=np.uint8)
 
 
 @nb.njit(cache=True, nogil=True)
@@ -231,7 +231,7 @@ def _list_neighbours(table, ranks, count, out, kernel, degree, *data):
     """The compiled call of :func:`expand_ranks`: marks in ``out[1:]`` (as :func:`_walk`
     leaves them), their number returned, or -1 if the kernel failed."""
     done = kernel(table, 0, ranks, count, out, 1, data)
-    if _kernel_failed(done, 1, count, degree):
+    if kernel_failed(done, 1, count, degree):
         return -1
     return done - 1
 
@@ -255,11 +255,11 @@ def _expand(kernel: tuple, table, lo, hi, value, blocks, out, ranks, base: int =
     function, data, degree = kernel
     count, nxt = _walk(table, base, lo - base, hi - base, value, blocks, out, ranks, function, degree, *data)
     if count < 0:
-        raise RuntimeError(_KERNEL_FAILED)
+        raise RuntimeError(KERNEL_FAILED)
     return int(count), int(nxt)
 
 
-_KERNEL_FAILED = ("a state space's kernel failed (numba printed its exception above): it must not raise, and it "
+KERNEL_FAILED = ("a state space's kernel failed (numba printed its exception above): it must not raise, and it "
                   "must write at most max_degree neighbours a state")
 
 
@@ -322,7 +322,7 @@ def _walk(table, base, lo, hi, value, blocks, out, ranks, kernel, degree, *data)
             first = base + ((w + nonzero[t]) << 5)  # the rank of the word's first entry
             if listed + popcount(bits) > limit:  # a full batch: expand it before this word
                 done = kernel(table, base, ranks, listed, out, written, data)
-                if _kernel_failed(done, written, listed, degree):
+                if kernel_failed(done, written, listed, degree):
                     return -1, base + lo
                 written = done
                 listed = 0
@@ -340,14 +340,14 @@ def _walk(table, base, lo, hi, value, blocks, out, ranks, kernel, degree, *data)
         w = stop
     if listed:
         done = kernel(table, base, ranks, listed, out, written, data)
-        if _kernel_failed(done, written, listed, degree):
+        if kernel_failed(done, written, listed, degree):
             return -1, base + lo
         written = done
     return written - 1, base + hi
 
 
 @nb.njit(cache=True, nogil=True, inline="always")
-def _kernel_failed(done, written, listed, degree):
+def kernel_failed(done, written, listed, degree):
     """Whether a kernel given ``listed`` states with ``written`` marks before returned a
     count that no kernel keeping its contract can (fewer, or more than ``degree`` a state)."""
     return done < written or done > written + listed * degree

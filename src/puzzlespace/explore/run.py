@@ -82,11 +82,13 @@ class ExplorationPlan:
         estimate = exploration_estimate(p, self.threads or os.cpu_count() or 1)
         return None if estimate is None else f"exploring {p.spec}: {positions:,} positions, {estimate} on this machine"
 
-    def run(self, *, save: Optional[Path] = None, antipode_limit: int = 100, force: bool = False, progress=None,
-            layer_done=None, said: Say = None, log: Say = None, estimate: bool = False) -> ExploreResult:
+    def run(self, *, save: Optional[Path] = None, counts: bool = False, antipode_limit: int = 100,
+            force: bool = False, progress=None, layer_done=None, said: Say = None, log: Say = None,
+            estimate: bool = False) -> ExploreResult:
         """Run the exploration, holding the write locks of ``out`` and ``save`` (another
         run of either is refused); ``save``: write the tablebase there as it ends (the plan
-        must keep it: ``tablebase``). ``said(line)``: the notes, with ``estimate`` the
+        must keep it: ``tablebase``), and with ``counts`` every position's number of
+        optimal paths beside it (:func:`~puzzlespace.explore.pathcounts.record`). ``said(line)``: the notes, with ``estimate`` the
         :meth:`estimate_note` (a probe: where the time it takes is worth it), and where the
         tablebase is written; ``log(line)``: on a cluster, its workers as the run starts
         and a line a layer. ``progress`` and ``layer_done`` as
@@ -120,6 +122,10 @@ class ExplorationPlan:
             if save is not None:
                 save_tablebase(self.puzzle, result, save)
                 say(f"tablebase written to {save}")
+            if counts:
+                from .pathcounts import record
+
+                say(f"optimal path counts written to {record(self.puzzle, save, self.max_memory)}")
         return result
 
     def _on_cluster(self, *, layer_done, log: Say, **options) -> ExploreResult:
@@ -177,18 +183,22 @@ def plan_exploration(puzzle: Puzzle, *, out=None, resume: bool = False, max_memo
 def explore_puzzle(puzzle: Puzzle, *, out=None, resume: bool = False, max_memory: Optional[int] = None,
                    segments: Optional[int] = None, workers: Optional[int] = None, scheduler: Optional[str] = None,
                    threads: Optional[int] = None, marks: str = "packed", tablebase: bool = False,
-                   save: Optional[Path] = None, antipode_limit: int = 100, force: bool = False, progress=None,
-                   layer_done=None, said: Say = None, log: Say = None, estimate: bool = False) -> ExploreResult:
+                   save: Optional[Path] = None, counts: bool = False, antipode_limit: int = 100,
+                   force: bool = False, progress=None, layer_done=None, said: Say = None, log: Say = None,
+                   estimate: bool = False) -> ExploreResult:
     """Explore ``puzzle`` as :func:`plan_exploration` chooses, then as
     :meth:`ExplorationPlan.run` runs it; ``save`` keeps the tablebase (as ``tablebase``)
     and writes it there (``"cache"``: where solves find it), checked first
-    (:func:`save_target`)."""
+    (:func:`save_target`), with ``counts`` the optimal path counts beside it."""
+    if counts and save is None:
+        raise PuzzleError("the optimal path counts are kept beside a tablebase: give --save FILE (or cache) "
+                          "with --counts")
     save = save_target(puzzle, save) if save is not None else None
     plan = plan_exploration(puzzle, out=out, resume=resume, max_memory=max_memory, segments=segments,
                             workers=workers, scheduler=scheduler, threads=threads, marks=marks,
                             tablebase=tablebase or save is not None)
-    return plan.run(save=save, antipode_limit=antipode_limit, force=force, progress=progress, layer_done=layer_done,
-                    said=said, log=log, estimate=estimate)
+    return plan.run(save=save, counts=counts, antipode_limit=antipode_limit, force=force, progress=progress,
+                    layer_done=layer_done, said=said, log=log, estimate=estimate)
 
 
 def check_options(*, out: Optional[Path], resume: bool, max_memory: Optional[int], segments: Optional[int],

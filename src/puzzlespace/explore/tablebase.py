@@ -71,6 +71,7 @@ class Tablebase:
     index: object
     table: np.ndarray
     depth_counts: list[int]
+    sha256: str  #: the checksum of the table's data, as the file's header holds it
 
     def entry(self, state: State) -> int:
         return int(get2(self.table, self.index.rank(state)))
@@ -129,4 +130,4 @@ def _load(path: Path, puzzle: Puzzle) -> Tablebase:
         raise DamagedFile(f"{where} is corrupt (checksum mismatch)")
     if counts[0] != 1 or not check_consistent(data, index.size, counts):
         raise DamagedFile(f"{where} is corrupt (its depth counts do not match its table)")
-    return Tablebase(puzzle, index, data, counts)
+    return Tablebase(puzzle, index, data, counts, header["sha256"])
