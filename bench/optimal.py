@@ -8,7 +8,8 @@
 2. The 4x3 position ``0 3 2 1/8 7 6 5/4 11 10 9`` (53 moves): its count from the 4x3
    tablebase (explored first, outside the timing) and without one (an optimal solve,
    then IDA*'s passes), beside one optimal solve of it with the default databases (built
-   first), the same run.
+   first), the same run; then every 4x3 position's optimal path count (``explore
+   --counts``) beside the exploration that made the tablebase.
 3. Korf's first 15-puzzle instance (57 moves, goal with the blank first): its count by
    IDA*'s passes beside one optimal solve with the default databases (built first).
 """
@@ -22,7 +23,7 @@ from pathlib import Path
 
 from . import harness  # first: it puts this tree's src on sys.path
 import puzzlespace as ps
-from puzzlespace.explore import explore, tablebase
+from puzzlespace.explore import explore, pathcounts, tablebase
 from puzzlespace.optimal import count_optimal
 from puzzlespace.solver import plan_solving
 
@@ -64,7 +65,10 @@ def main(argv: list[str]) -> int:
                   f"{t_search:.3f} s, ratios {t_search / t_table:.0f} and {t_search / t_passes:.1f}")
         p = ps.load_puzzle("4x3")
         start = p.parse_position("0 3 2 1/8 7 6 5/4 11 10 9")
-        table = table_of(p, Path(scratch))
+        table, t_explore = timed(lambda: table_of(p, Path(scratch)), repeat=1)
+        index = table.index
+        counts, t_paths = timed(lambda: pathcounts.count_paths(index, table.table, table.depth_counts,
+                                                               index.rank(p.goal)), repeat=1)
         plan = plan_solving(p, "ida").ready()
         one, t_one = timed(lambda: ps.solve(p, start, plan=plan))
         counted, t_count = timed(lambda: count_optimal(p, start, table=table))
@@ -75,6 +79,11 @@ def main(argv: list[str]) -> int:
         for how, took in (("the tablebase", t_count), ("no tablebase (IDA*'s passes)", t_search)):
             print(f"  figure: {counted.count} optimal solutions of {counted.length} moves from {how} in "
                   f"{took:.3f} s; ratio {took / t_one:.2f}")
+        assert int(counts[index.rank(start)]) == counted.count
+        print(f"## every 4x3 position's optimal path count (explore --counts), {index.size:,} positions")
+        print(f"  baseline: the exploration and its tablebase (2 threads) in {t_explore:.1f} s")
+        print(f"  figure: counted in {t_paths:.1f} s (one thread), {counts.nbytes / index.size:.0f} bytes a "
+              f"position, the most {int(counts.max()):,}; ratio {t_paths / t_explore:.2f}")
     p = ps.load_puzzle("4x4").with_goal(tuple(range(16)))
     start = p.parse_position(KORF_FIRST)
     plan = plan_solving(p, "ida").ready()

@@ -65,7 +65,7 @@ def count_paths(index: StateIndex, table: np.ndarray, depth_counts: list[int], g
         if found != depth_counts[depth]:
             raise PuzzleError(f"the table holds {found:,} positions at depth {depth}, not {depth_counts[depth]:,}: "
                               "it is not this puzzle's depth table")
-        layer, following = following[:found].copy(), following
+        layer, following = np.sort(following[:found]), following
     return counts
 
 
