@@ -347,13 +347,15 @@ def test_a_request_of_the_cluster_is_answered_or_given_up_on(monkeypatch):
     assert str(caught.value) == f"{silent} (stopped, or its machine frozen)"
     assert str(cluster._unanswered(caught.value, -1, "run it again")) == (
         f"{silent} while starting (stopped, or its machine frozen); run it again")
+    assert str(cluster._unanswered(caught.value, 31, "run it again")) == (
+        f"{silent} during layer 31 (stopped, or its machine frozen); run it again")
     forever.set()
 
 
-# As it ends by default; as it starts and mid-run slow (a run's calls to the cluster as it
-# starts, and its check of the workers, stop it by default when a worker pauses).
-@pytest.mark.parametrize("when", [pytest.param("starting", marks=pytest.mark.slow),
-                                  pytest.param("layer", marks=pytest.mark.slow), "ending"])
+# As it starts by default; mid-run and as it ends slow (the same wait on the scheduler's
+# answer; its message at each pass: test_a_request_of_the_cluster_is_answered_or_given_up_on).
+@pytest.mark.parametrize("when", ["starting", pytest.param("layer", marks=pytest.mark.slow),
+                                  pytest.param("ending", marks=pytest.mark.slow)])
 def test_a_scheduler_stopped_stops_the_run(tmp_path, monkeypatch, when):
     """A scheduler that stops answering (SIGSTOP: its connections stay open) ends the run
     once it has not answered for SCHEDULER_WAIT seconds, with the line that says when

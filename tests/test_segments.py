@@ -35,16 +35,17 @@ def reference(name: str):
 
 #: The ways of keeping marks tested: packed, a bitmap after the packed share, a bitmap at once.
 MARKS = ["packed", "bitmap", "bitmap at once"]
-#: Boards of PUZZLES with the most states, whose runs on every split but the largest are
-#: slow (the smaller boards run the same code on every split by default).
-LARGER = {"5x2", "jump:9", f"graph:{EXAMPLES / 'petersen.toml'}"}
+#: Boards of PUZZLES run on every split by default (the smallest, and one of each family
+#: with many layers); the others run their last split by default, every split slow (the
+#: same code on other boards).
+EVERY_SPLIT = {"2x2", "3x3", "jump:7:1,3", "flip:5x5"}
 
 
 def split_cases(splits: list) -> list:
-    """(puzzle, split) parameters: every split of every puzzle of PUZZLES, those of LARGER
-    but the last split slow."""
+    """(puzzle, split) parameters: every split of every puzzle of PUZZLES, those not in
+    EVERY_SPLIT but the last split slow."""
     return [pytest.param(name, split, id=f"{'-'.join(map(str, np.atleast_1d(split)))}-{name.rsplit('/', 1)[-1]}",
-                         marks=pytest.mark.slow if name in LARGER and split != splits[-1] else ())
+                         marks=pytest.mark.slow if name not in EVERY_SPLIT and split != splits[-1] else ())
             for split in splits for name in PUZZLES]
 
 

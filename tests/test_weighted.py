@@ -54,7 +54,7 @@ def check_weights(name: str, table, weights=WEIGHTS, count: int = 200, exact_cou
                 assert sol.length == optimum and sol.optimal
 
 
-@pytest.mark.parametrize("name, count", [("3x3", 60), ("jump:8", 20)])
+@pytest.mark.parametrize("name, count", [("3x3", 30), ("jump:8", 8)])
 def test_weighted_solutions_are_within_their_weight(name, count, tablebases):
     """``count`` random positions each (a few of jump:8's take seconds at W = 1.5; the slow
     test below does 200 of each, and of 4x3's, the same search on pattern databases)."""
@@ -142,18 +142,21 @@ def test_cli_batch_weight_and_lower_bounds(tmp_path):
 
 # ---- anytime --------------------------------------------------------------------------
 
-@pytest.mark.parametrize("name,limits", [("3x3", (None, 0.0005)),
-                                         pytest.param("4x3", (None, 0.0005), marks=pytest.mark.slow),
-                                         ("jump:8", (0.003, 0.0005))])
-def test_anytime_bounds_the_optimum_from_both_sides(name, limits, tablebases):
+@pytest.mark.parametrize("name,limits,count", [("3x3", (None, 0.0005), 60),
+                                               pytest.param("3x3", (None, 0.0005), 200, marks=pytest.mark.slow),
+                                               pytest.param("4x3", (None, 0.0005), 200, marks=pytest.mark.slow),
+                                               ("jump:8", (0.003, 0.0005), 60),
+                                               pytest.param("jump:8", (0.003, 0.0005), 200, marks=pytest.mark.slow)])
+def test_anytime_bounds_the_optimum_from_both_sides(name, limits, count, tablebases):
     """Whatever the time limit: lower bound <= optimum <= length; no limit gives the
-    optimum, proven; a limit that leaves no solution stops with a lower bound <= optimum."""
+    optimum, proven; a limit that leaves no solution stops with a lower bound <= optimum
+    (``count`` positions: more in the slow run)."""
     p = ps.load_puzzle(name)
     table = tablebases(name)
     plan = plan_solving(p, "ida").ready()
     rng = np.random.default_rng(23)
     stopped = 0
-    for start in [p.random_position(rng) for _ in range(200)]:
+    for start in [p.random_position(rng) for _ in range(count)]:
         optimum = table.distance(start)
         for limit in limits:
             try:
@@ -166,7 +169,7 @@ def test_anytime_bounds_the_optimum_from_both_sides(name, limits, tablebases):
             assert sol.optimal == (sol.length == sol.proven_lower_bound)
             if limit is None:
                 assert sol.optimal and sol.length == optimum
-    assert stopped < 2 * 200
+    assert stopped < 2 * count
 
 
 def test_anytime_is_not_given_with_a_weight():
@@ -211,7 +214,7 @@ def test_cli_anytime_reports_the_gap():
     assert "in the multi-tile metric) (ida walking anytime" in exact.stdout
 
 
-@pytest.mark.parametrize("count", [10, pytest.param(100, marks=pytest.mark.slow)])
+@pytest.mark.parametrize("count", [4, pytest.param(100, marks=pytest.mark.slow)])
 def test_korf_100_at_every_weight(examples, count):
     """Korf's 100 (the first ``count``) with the default pattern databases: weight 1 gives
     the optima (the sum of all 100, 5,305, is the paper's); at 1.5, 2 and 3 every length is
