@@ -106,8 +106,9 @@ def solution_html(sol: Solution, others: Sequence[Solution] = (), count: int | N
                       separators=(",", ":")).replace("</", "<\\/")
     choose = "" if count is None else _CHOOSE.format(of=f"{count:,}" if count == len(solutions)
                                                       else f"{len(solutions):,} listed of {count:,}")
+    moves = "".join(f'<li data-k="{k}">{k}.&nbsp;{escape(str(m))}</li>' for k, m in enumerate(_primary(sol), 1))
     return _PAGE.format(title=escape(_title(sol) if count is None else _optimal_title(sol, count)), board=board,
-                        table=table, data=data, last=sol.length, choose=choose)
+                        table=table, data=data, last=sol.length, choose=choose, moves=moves)
 
 
 def _primary(sol: Solution) -> list:
@@ -226,7 +227,7 @@ table {{ border-collapse: collapse; }} th {{ text-align: left; padding-right: 1e
 <option value="150">fast</option></select></label>
 <span id="where">0 / {last}</span>
 </div>{choose}
-<ol id="moves"></ol>
+<ol id="moves">{moves}</ol>
 <script id="data" type="application/json">{data}</script>
 <script>
 "use strict";
