@@ -236,7 +236,7 @@ def test_the_page_of_every_optimal_solution_steps_between_them(browser, tmp_path
         assert chosen() == i and browser.find_element("id", "chosen").text == str(i + 1)
         said = [li.text for li in browser.find_elements("css selector", "#moves li")]  # the space: no-break
         assert said == [f"{k}. {m}" for k, m in enumerate(primary(listed[i]), 1)]
-        for k in range(13):
+        for k in range(13) if i in (0, 1) else (0,):  # two solutions played through, the others' starts
             assert _shown(browser, 5) == expected_spots(p, listed[i].path[k])
             browser.find_element("id", "next").click()
     assert all(url.startswith("file:") for url in requests_made(browser))

@@ -17,11 +17,13 @@ from puzzlespace.search import rank_bfs as rank_search
 from puzzlespace.search.bfs import bfs, bidirectional_bfs
 from puzzlespace.search.rank_bfs import load, rank_bfs
 
+from puzzles import examples
+
 #: Flip boards, odd and even, and token puzzles whose indexes have rank steps.
 PUZZLES = ["flip:3x3", "flip:3x4", "flip:4x4", "flip:5x5", "3x3", "2x4", "jump:7", "jump:6:1,3"]
 
 
-@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(examples(20), suppress_health_check=[HealthCheck.too_slow])  # the reference searches in Python
 @given(st.sampled_from(PUZZLES), st.integers(0, 2**32 - 1), st.booleans(), st.sampled_from([0, 1 / 8]))
 def test_rank_bfs_finds_shortest_paths(name, seed, bidirectional, share):
     """With bit tables of the states reached and without (share 0: the layers alone)."""

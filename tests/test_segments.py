@@ -35,18 +35,20 @@ def reference(name: str):
 
 #: The ways of keeping marks tested: packed, a bitmap after the packed share, a bitmap at once.
 MARKS = ["packed", "bitmap", "bitmap at once"]
-#: Boards of PUZZLES run on every split by default (the smallest, and one of each family
-#: with many layers); the others run their last split by default, every split slow (the
-#: same code on other boards).
+#: Boards of PUZZLES run on every split by default with packed marks (the smallest, and
+#: one of each family with many layers); the other boards, and the other ways of keeping
+#: marks, run the last split by default and every split slow (the same code).
 EVERY_SPLIT = {"2x2", "3x3", "jump:7:1,3", "flip:5x5"}
 
 
 def split_cases(splits: list) -> list:
-    """(puzzle, split) parameters: every split of every puzzle of PUZZLES, those not in
-    EVERY_SPLIT but the last split slow."""
-    return [pytest.param(name, split, id=f"{'-'.join(map(str, np.atleast_1d(split)))}-{name.rsplit('/', 1)[-1]}",
-                         marks=pytest.mark.slow if name not in EVERY_SPLIT and split != splits[-1] else ())
-            for split in splits for name in PUZZLES]
+    """(marks, puzzle, split) parameters: every way of :data:`MARKS`, split and puzzle of
+    PUZZLES; the last split only by default, but for packed marks on EVERY_SPLIT."""
+    return [pytest.param(marks, name, split,
+                         id=f"{marks}-{'-'.join(map(str, np.atleast_1d(split)))}-{name.rsplit('/', 1)[-1]}",
+                         marks=pytest.mark.slow if split != splits[-1] and (
+                             name not in EVERY_SPLIT or marks != "packed") else ())
+            for marks in MARKS for split in splits for name in PUZZLES]
 
 
 def marks_kept(monkeypatch, marks: str) -> str:
@@ -63,17 +65,15 @@ def assert_same(result, ref) -> None:
     assert table is None or np.array_equal(table, ref.table)
 
 
-@pytest.mark.parametrize("name, segments", split_cases([1, 2, 3, 7]))
-@pytest.mark.parametrize("marks", MARKS)
-def test_segments_in_memory_match_the_engine(monkeypatch, name, segments, marks):
+@pytest.mark.parametrize("marks, name, segments", split_cases([1, 2, 3, 7]))
+def test_segments_in_memory_match_the_engine(monkeypatch, marks, name, segments):
     p = ps.load_puzzle(name)
     assert_same(explore_segmented(p, segments=segments, threads=2, keep_table=True, antipode_limit=20,
                                   marks=marks_kept(monkeypatch, marks)), reference(name))
 
 
-@pytest.mark.parametrize("name, split", split_cases([(1, 1), (2, 1), (3, 2), (7, 3)]))
-@pytest.mark.parametrize("marks", MARKS)
-def test_segments_in_files_match_the_engine(tmp_path, monkeypatch, name, split, marks):
+@pytest.mark.parametrize("marks, name, split", split_cases([(1, 1), (2, 1), (3, 2), (7, 3)]))
+def test_segments_in_files_match_the_engine(tmp_path, monkeypatch, marks, name, split):
     segments, threads = split
     p = ps.load_puzzle(name)
     result = explore_segmented(p, segments=segments, threads=threads, out_dir=tmp_path, keep_table=True,
