@@ -23,7 +23,7 @@ import puzzlespace as ps
 from puzzlespace.cli import app
 from puzzlespace.compiled import clock
 from puzzlespace.errors import PuzzleError, SearchStopped, Unsolvable
-from puzzlespace.play import Games, UnknownGame
+from puzzlespace.play import OPTIMAL_SHOWN, Games, UnknownGame
 from puzzlespace.render import UNIT
 
 from browsing import less_motion, requests_made
@@ -191,6 +191,30 @@ def test_a_cancelled_search_stops_at_once(games):
     with pytest.raises(SearchStopped, match="cancelled"):
         games.solve(key, position, cancel)
     assert clock() - t0 < 2.0
+    assert games.status()["cancelled"] == 1 and games.status()["solving"] == 0
+
+
+def test_every_optimal_solution_is_counted_and_the_first_listed(games):
+    key = games.open(name="3x3")["game"]
+    answer = games.optimal(key, "8 6 7/2 5 4/3 0 1")
+    p = ps.load_puzzle("3x3")
+    listed = [s.moves for s in ps.optimal_solutions(p, p.parse_position("8 6 7/2 5 4/3 0 1"))]
+    assert (answer["count"], answer["length"]) == (40, 31) and answer["position"] == "8 6 7/2 5 4/3 0 1"
+    assert [[m["move"] for m in sol] for sol in answer["solutions"]] == listed
+    assert all(m["label"] and m["say"] for sol in answer["solutions"] for m in sol)
+    many = games.optimal(key, "0 8 7/6 3 2/5 4 1")
+    assert (many["count"], many["length"]) == (64, 30) and len(many["solutions"]) == OPTIMAL_SHOWN
+    with pytest.raises(Unsolvable):
+        games.optimal(games.open(name="3x3")["game"], "2 1 3/4 5 6/7 8 0")
+
+
+def test_counting_optimal_solutions_stops_when_cancelled(games):
+    key = games.open(name="6x6")["game"]  # no optimal solve of a random 6x6 ends in seconds
+    position = games.scramble(key, seed=1)["position"]
+    cancel = threading.Event()
+    threading.Timer(0.3, cancel.set).start()
+    with pytest.raises(SearchStopped, match="cancelled"):
+        games.optimal(key, position, cancel)
     assert games.status()["cancelled"] == 1 and games.status()["solving"] == 0
 
 
@@ -400,6 +424,43 @@ def test_the_page_plays_with_hints_in_a_browser(browser, server, tmp_path):
     browser.save_screenshot(str(tmp_path / "solved.png"))
     origin = server.rstrip("/")
     assert all(url.startswith(origin) for url in requests_made(browser))
+    assert not [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
+
+
+def test_all_optimal_solutions_are_stepped_through_and_played(browser, server):
+    """"all optimal": solution 1 of 40 of an 8-puzzle antipode, the next (button and key
+    N), the previous (key P, wrapping round), each one's moves listed as the command lists
+    them; "play it" plays the chosen one to the goal; a move takes the list away."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    wait = WebDriverWait(browser, 30)
+    browser.get(server)
+    wait.until(lambda b: _distance(b) == 0)
+    p = ps.load_puzzle("3x3")
+    start = p.parse_position("8 6 7/2 5 4/3 0 1")
+    listed = [s.notations["tiles"] for s in ps.optimal_solutions(p, start)]
+    position = browser.find_element("id", "position")
+    position.clear()
+    position.send_keys("8 6 7/2 5 4/3 0 1\n")
+    wait.until(lambda b: _distance(b) == 31)
+    browser.find_element("id", "optimal").click()
+    wait.until(lambda b: b.find_element("id", "every").is_displayed())
+    chosen = lambda: int(browser.find_element("id", "every").get_attribute("data-chosen"))  # noqa: E731
+    body = browser.find_element("tag name", "body")
+    for i, act in ((0, None), (1, "click"), (2, "n"), (1, "p"), (0, "p"), (39, "p")):
+        if act == "click":
+            browser.find_element("id", "next-solution").click()
+        elif act:
+            body.send_keys(act)
+        assert chosen() == i and browser.find_element("id", "chosen").text == f"{i + 1} of 40"
+        assert browser.find_element("id", "chosen-moves").text.split() == [str(m) for m in listed[i]]
+    assert "40 optimal solutions of 31 moves" in browser.find_element("id", "message").text
+    with less_motion(browser):
+        browser.find_element("id", "play-chosen").click()
+        wait.until(lambda b: _distance(b) == 0)
+    path = p.replay(start, list(ps.optimal_solutions(p, start))[39].moves)
+    assert browser.find_element("id", "board").get_attribute("data-position") == p.format_position(path[-1])
+    assert not browser.find_element("id", "every").is_displayed()
     assert not [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
 
 

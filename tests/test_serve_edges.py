@@ -385,7 +385,7 @@ FIELDS = ["game", "name", "position", "move", "depth", "seed", "goal", "graph", 
 SMALL_GRAPHS = ['nodes = 4\nedges = [[0, 1], [1, 2], [2, 3], [3, 0]]\n', 'nodes = [', '{"nodes": 3, "edges": []}',
                 'nodes = ["a", "a"]\nedges = []\n',
                 'nodes = 5\nedges = [[0, 1], [1, 2], [2, 3], [3, 4], [4, 0], [0, 2]]\n']
-ENDPOINTS = ["open", "prepare", "position", "move", "scramble", "solve"]
+ENDPOINTS = ["open", "prepare", "position", "move", "scramble", "solve", "optimal"]
 
 
 def _value(rng: random.Random, name: str, depth: int = 0):

@@ -67,12 +67,15 @@ class OptimalSolution:
 
 
 def shortest_paths(puzzle: Puzzle, start: State, table=None, *, method: str = "auto", heuristic: str = "auto",
-                   time_limit: float | None = None, max_states: int = MAX_STATES) -> ShortestPaths:
+                   plan=None, time_limit: float | None = None, cancel=None,
+                   max_states: int = MAX_STATES) -> ShortestPaths:
     """The optimal graph of ``start``, by ``method``: ``auto`` (see the module docstring),
     ``table`` (``table`` or the cached tablebase), ``bfs`` (a search of the layers) or
-    ``ida`` (compiled IDA* passes guided by ``heuristic``, as ``solve`` names them).
-    ``time_limit`` bounds the search, whose passes run as the graph is walked (counted or
-    listed).
+    ``ida`` (compiled IDA* passes guided by ``heuristic``, as ``solve`` names them); or
+    by a ready :class:`~puzzlespace.solver.Plan` of ``solve``'s (``plan``: its tablebase,
+    its IDA* problem, else a search of the layers). ``time_limit`` bounds the search,
+    whose passes run as the graph is walked (counted or listed); ``cancel`` (a
+    ``threading.Event``), once set, stops them as the time limit does.
 
     Raises
     ------
@@ -85,8 +88,15 @@ def shortest_paths(puzzle: Puzzle, start: State, table=None, *, method: str = "a
         or a heuristic given with a method that does not use it, or ``ida`` in a family
         without IDA*.
     """
-    from .solver import cached_tablebase, is_small, plan_solving, require_solvable, solve
+    from .solver import cached_tablebase, is_small, plan_solving, require_solvable
 
+    if plan is not None:
+        require_solvable(puzzle, start)
+        if plan.method == "table":
+            return by_table(plan.table, start)
+        if plan.method != "ida":
+            return by_search(puzzle, start, max_states)
+        return _by_passes(puzzle, start, plan, time_limit, cancel, max_states)
     if method not in METHODS:
         raise PuzzleError(f"optimal solutions are counted by {', '.join(METHODS)}, not by {method!r}")
     if heuristic != "auto":
@@ -106,11 +116,19 @@ def shortest_paths(puzzle: Puzzle, start: State, table=None, *, method: str = "a
                           f"'puzzlespace explore {puzzle.spec} --save cache'")
     if method == "bfs" or (method == "auto" and (is_small(puzzle) or puzzle.default_heuristic() is None)):
         return by_search(puzzle, start, max_states)
+    deadline = None if time_limit is None else clock() + time_limit
+    plan = plan_solving(puzzle, "ida", heuristic).ready(deadline=deadline)
+    return _by_passes(puzzle, start, plan, None if deadline is None else deadline - clock(), cancel, max_states)
+
+
+def _by_passes(puzzle: Puzzle, start: State, plan, time_limit: float | None, cancel, max_states: int) -> ShortestPaths:
+    """One optimal solve by ``plan`` (IDA*'s, ready), then the graph its passes tell."""
+    from .solver import solve
+
     t0 = clock()
-    plan = plan_solving(puzzle, "ida", heuristic).ready(deadline=None if time_limit is None else t0 + time_limit)
-    solution = solve(puzzle, start, plan=plan, time_limit=time_limit)
+    solution = solve(puzzle, start, plan=plan, time_limit=time_limit, cancel=cancel)
     left = None if time_limit is None else time_limit - (clock() - t0)
-    return by_passes(puzzle, plan.problem, solution.path, left, max_states)
+    return by_passes(puzzle, plan.problem, solution.path, left, max_states, cancel)
 
 
 def count_optimal(puzzle: Puzzle, start: State, table=None, **how) -> OptimalCount:

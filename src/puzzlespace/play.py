@@ -17,9 +17,11 @@ import logging
 import tempfile
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 
@@ -32,6 +34,8 @@ from .solver import Plan, Solution, plan_solving, solve
 
 #: Seconds an optimal solve may take before the answer says the distance is not known.
 TIME_LIMIT = 10.0
+#: Optimal solutions of a position the page is sent at most (it is told how many there are).
+OPTIMAL_SHOWN = 50
 #: Pattern databases estimated to take longer than this many seconds to build are not
 #: built by the server (the classic bound guides the search instead).
 BUILD_LIMIT = 120.0
@@ -342,12 +346,41 @@ class Games:
         if known is not None:
             return known
         cancel = cancel or threading.Event()
+        with self._searching(cancel):
+            return self._solve(game, state, cancel)
+
+    def optimal(self, key: str, text: str | None, cancel: threading.Event | None = None) -> dict:
+        """Every optimal solution of the position: how many (``count``, of ``length``
+        moves, found by ``method``) and the first :data:`OPTIMAL_SHOWN` in the order of
+        their moves (``solutions``: each a list of moves, as the answer's ``moves``),
+        counted with the game's plan (:func:`~puzzlespace.optimal.every_optimal`) within
+        the time limit. SearchStopped past it, or when ``cancel`` is set first or the
+        server stops; Unsolvable; Building while the game's databases build."""
+        from .optimal import every_optimal
+
+        game = self.game(key)
+        state = self.position(game, text)
+        cancel = cancel or threading.Event()
+        with self._searching(cancel):
+            plan = self._ready(game, 0 if game.build else None)
+            counted, listed = every_optimal(game.puzzle, state, cap=OPTIMAL_SHOWN, plan=plan,
+                                            time_limit=self.time_limit, cancel=cancel)
+        figure = game.puzzle.figure(state)
+        return {"game": game.key, "position": game.puzzle.format_position(state), "count": counted.count,
+                "length": counted.length, "method": counted.method,
+                "solutions": [[_move(game.puzzle, figure, s, m) for s, m in zip(sol.path, sol.moves)]
+                              for sol in listed]}
+
+    @contextmanager
+    def _searching(self, cancel: threading.Event) -> Iterator[None]:
+        """A search of the server's under way: counted in the status, stopped (``cancel``
+        set) as the server stops, its cancellation counted."""
         with self._lock:
             self._check_stopping()
             self.solving += 1
             self._running.add(cancel)
         try:
-            return self._solve(game, state, cancel)
+            yield
         except SearchStopped:
             if cancel.is_set():
                 with self._lock:

@@ -15,6 +15,8 @@ Routes (JSON in and out; every error is ``{"error": "..."}`` with a 4xx status):
 - ``POST /api/solve`` ``{"game", "position"}``: its distance and hint; the search stops when
   the page goes away (the connection closes), the time limit passes or the server stops;
   409 with the build's progress while the game's databases build;
+- ``POST /api/optimal`` ``{"game", "position"}``: its optimal solutions, how many and the first
+  ones (:meth:`~puzzlespace.play.Games.optimal`), stopped as a solve is;
 - ``GET /api/status``: searches running, searches cancelled, open games, builds running.
 
 Limits: a body of at most :data:`MAX_BODY` bytes (413), JSON with ``application/json``
@@ -295,15 +297,22 @@ def create_app(games: Games):
     async def scramble(request, data):
         return await threaded(games.scramble, text(data, "game"), number(data, "depth"), number(data, "seed"))
 
-    async def solve(request, data):
+    async def searched(search, request, data):
+        """``search(game, position, cancel)`` in the solvers' pool, cancelled when the client goes."""
         cancel = threading.Event()
-        task = asyncio.ensure_future(threaded(games.solve, text(data, "game"),
-                                              text(data, "position", required=False), cancel, pool=solvers))
+        task = asyncio.ensure_future(threaded(search, text(data, "game"), text(data, "position", required=False),
+                                              cancel, pool=solvers))
         while not task.done():
             await asyncio.wait({task}, timeout=DISCONNECT_POLL)
             if not task.done() and await request.is_disconnected():
                 cancel.set()
         return task.result()
+
+    async def solve(request, data):
+        return await searched(games.solve, request, data)
+
+    async def optimal(request, data):
+        return await searched(games.optimal, request, data)
 
     async def status(request):
         return respond(games.status())
@@ -324,7 +333,7 @@ def create_app(games: Games):
 
     routes = [Route("/", home), Route("/api/status", status)]
     for path, handler in [("open", open_game), ("prepare", prepare), ("position", position), ("move", move),
-                          ("scramble", scramble), ("solve", solve)]:
+                          ("scramble", scramble), ("solve", solve), ("optimal", optimal)]:
         routes.append(Route(f"/api/{path}", endpoint(handler), methods=["POST"]))
     return Starlette(routes=routes, exception_handlers={HTTPException: http_error}, lifespan=lifespan)
 

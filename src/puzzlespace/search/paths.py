@@ -122,7 +122,7 @@ def by_search(puzzle: Puzzle, start: State, max_states: int = 2_000_000) -> Shor
 
 
 def by_passes(puzzle: Puzzle, problem: IDAProblem, path: list[State], time_limit: float | None = None,
-              max_states: int = 2_000_000) -> ShortestPaths:
+              max_states: int = 2_000_000, cancel=None) -> ShortestPaths:
     """The optimal graph of ``path[0]``, given ``path``, the positions of one optimal
     solution, each neighbour of a position ``left`` moves from the goal told by one
     compiled pass of ``problem`` from it below ``left - 1``
@@ -130,8 +130,9 @@ def by_passes(puzzle: Puzzle, problem: IDAProblem, path: list[State], time_limit
     it is one move nearer exactly when the pass finds a solution, and that solution is
     optimal, its positions' distances known without more passes. A pass that finds
     none proves the neighbour farther. The passes run as the graph is walked; SearchStopped
-    once ``time_limit`` seconds have passed or more than ``max_states`` positions are known."""
-    clock = Clock(time_limit)
+    once ``time_limit`` seconds have passed, ``cancel`` (a ``threading.Event``) is set, or
+    more than ``max_states`` positions are known."""
+    clock = Clock(time_limit, cancel)
     distance = {state: len(path) - 1 - k for k, state in enumerate(path)}
     farther: dict = {}  # a position's smallest distance the passes left possible
     optimal_moves: dict = {}
