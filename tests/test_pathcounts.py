@@ -88,6 +88,27 @@ def test_counts_are_bound_to_their_tablebase(tmp_path):
     assert pathcounts.beside(tablebase.load(tmp_path / "t.pstb", p), tmp_path / "t.pstb") is None
 
 
+def test_a_full_disk_or_a_second_writer_is_one_line(tmp_path, monkeypatch):
+    """The counts are written atomically (nothing left on a failure), with the tablebase's
+    write lock held: a second run saving the same file is refused."""
+    from puzzlespace import datafile
+
+    saved_tablebase("3x2", tmp_path)
+
+    def full(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(pathcounts.datafile, "write", full)
+    with pytest.raises(PuzzleError, match=r"^cannot write the path counts '.*t.pstb.counts': No space left on device$"):
+        pathcounts.record(ps.load_puzzle("3x2"), tmp_path / "t.pstb")
+    assert not (tmp_path / "t.pstb.counts").exists()
+    monkeypatch.undo()
+    with datafile.locked(tmp_path / "t.pstb", "the tablebase"):
+        refused = CliRunner().invoke(app, ["explore", "3x2", "--save", str(tmp_path / "t.pstb"), "--counts"])
+    assert refused.exit_code == 2 and len(refused.stderr.strip().splitlines()) == 1
+    assert refused.stderr.startswith("error: another puzzlespace process is writing the tablebase ")
+
+
 def test_counting_more_than_the_memory_allowed_is_refused_first(tmp_path):
     p = ps.load_puzzle("3x3")
     saved_tablebase("3x3", tmp_path)

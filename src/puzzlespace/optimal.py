@@ -69,7 +69,8 @@ class OptimalSolution:
 def shortest_paths(puzzle: Puzzle, start: State, table=None, *, method: str = "auto", heuristic: str = "auto",
                    plan=None, time_limit: float | None = None, cancel=None,
                    max_states: int = MAX_STATES) -> ShortestPaths:
-    """The optimal graph of ``start``, by ``method``: ``auto`` (see the module docstring),
+    """The optimal graph of ``start``, by ``method``: ``auto`` (chosen as ``solve`` chooses:
+    :func:`~puzzlespace.solver.plan_solving`),
     ``table`` (``table`` or the cached tablebase), ``bfs`` (a search of the layers) or
     ``ida`` (compiled IDA* passes guided by ``heuristic``, as ``solve`` names them); or
     by a ready :class:`~puzzlespace.solver.Plan` of ``solve``'s (``plan``: its tablebase,
@@ -88,36 +89,24 @@ def shortest_paths(puzzle: Puzzle, start: State, table=None, *, method: str = "a
         or a heuristic given with a method that does not use it, or ``ida`` in a family
         without IDA*.
     """
-    from .solver import cached_tablebase, is_small, plan_solving, require_solvable
+    from .solver import plan_solving, require_solvable
 
-    if plan is not None:
-        require_solvable(puzzle, start)
-        if plan.method == "table":
-            return by_table(plan.table, start)
-        if plan.method != "ida":
-            return by_search(puzzle, start, max_states)
-        return _by_passes(puzzle, start, plan, time_limit, cancel, max_states)
-    if method not in METHODS:
-        raise PuzzleError(f"optimal solutions are counted by {', '.join(METHODS)}, not by {method!r}")
-    if heuristic != "auto":
-        if method not in ("auto", "ida") or table is not None:
+    if plan is None:
+        if method not in METHODS:
+            raise PuzzleError(f"optimal solutions are counted by {', '.join(METHODS)}, not by {method!r}")
+        if heuristic != "auto" and (method not in ("auto", "ida") or table is not None):
             raise PuzzleError("a heuristic guides the ida method's search only, not a tablebase or bfs")
-        method = "ida"
-    if table is not None and method != "auto" and method != "table":
-        raise PuzzleError(f"a tablebase tells the optimal moves without search: give a tablebase or "
-                          f"method {method}, not both")
+        if table is not None and method not in ("auto", "table"):
+            raise PuzzleError(f"a tablebase tells the optimal moves without search: give a tablebase or "
+                              f"method {method}, not both")
     require_solvable(puzzle, start)
-    if table is None and method in ("auto", "table"):
-        table = cached_tablebase(puzzle, skip_unusable=method == "auto")
-    if table is not None:
-        return by_table(table, start)
-    if method == "table":
-        raise PuzzleError(f"no tablebase for {puzzle.spec}: pass --table FILE or run "
-                          f"'puzzlespace explore {puzzle.spec} --save cache'")
-    if method == "bfs" or (method == "auto" and (is_small(puzzle) or puzzle.default_heuristic() is None)):
-        return by_search(puzzle, start, max_states)
     deadline = None if time_limit is None else clock() + time_limit
-    plan = plan_solving(puzzle, "ida", heuristic).ready(deadline=deadline)
+    plan = plan or plan_solving(puzzle, method, heuristic, table=table)  # the choice solve makes
+    if plan.method == "table":
+        return by_table(plan.table, start)
+    if plan.method != "ida":
+        return by_search(puzzle, start, max_states)
+    plan = plan.ready(deadline=deadline)
     return _by_passes(puzzle, start, plan, None if deadline is None else deadline - clock(), cancel, max_states)
 
 
